@@ -1,0 +1,88 @@
+"""The command line shared by every ``python -m tensorbook.<program>``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+import torch
+
+from tensorbook.device import DeviceUnavailableError, describe_device, resolve_device
+from tensorbook.problem import STEPS
+from tensorbook.seeding import DEFAULT_SEED
+
+__all__ = ["parse_args"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def parse_args(
+    argv: Sequence[str] | None,
+    *,
+    module: str,
+    description: str | None,
+    cpu_only: bool = False,
+    steps: bool = True,
+    dtype: bool = True,
+    extra: Callable[[argparse.ArgumentParser], object] | None = None,
+) -> argparse.Namespace:
+    """Parse ``--device``, ``--steps``, ``--seed`` and ``--dtype``; print the device line.
+
+    ``steps=False`` and ``dtype=False`` leave out the options a program has no
+    use for; ``extra`` adds a program's own options to the parser.
+
+    ``args.device`` comes back as a resolved :class:`torch.device` and
+    ``args.dtype`` as a :class:`torch.dtype`. A bad device exits with status 2
+    and a one-line message, as argparse does for any other bad argument.
+
+    Examples
+    --------
+    >>> args = parse_args(["--device", "cpu", "--steps", "3"], module="demo", description=None)
+    Executed on CPU ...
+    >>> args.device, args.steps, args.seed, args.dtype
+    (device(type='cpu'), 3, 0, torch.float32)
+    """
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=(description or "").strip().splitlines()[0] if description else None,
+    )
+    parser.add_argument(
+        "--device",
+        default=None,
+        help="'auto', 'cpu', 'cuda' or 'cuda:N' (default: $TENSORBOOK_DEVICE, else 'auto')",
+    )
+    if steps:
+        parser.add_argument(
+            "--steps", type=_positive_int, default=STEPS, help=f"training steps (default: {STEPS})"
+        )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default: 0)")
+    if dtype:
+        parser.add_argument(
+            "--dtype",
+            choices=("float32", "float64"),
+            default="float32",
+            help="floating-point type of the torch tensors (default: float32)",
+        )
+    if extra is not None:
+        extra(parser)
+    args = parser.parse_args(argv)
+    try:
+        args.device = resolve_device(args.device)
+    except (ValueError, DeviceUnavailableError) as error:
+        parser.error(str(error))
+    if cpu_only and args.device.type != "cpu":
+        parser.error(f"{module} runs NumPy, which has no GPU: use --device cpu, not {args.device}")
+    if args.seed < 0:
+        parser.error(f"--seed must be non-negative, not {args.seed}")
+    if dtype:
+        args.dtype = getattr(torch, args.dtype)
+    print(describe_device(args.device))
+    return args

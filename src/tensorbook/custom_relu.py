@@ -1,0 +1,117 @@
+"""ReLU as a custom :class:`torch.autograd.Function`, with its gradient checked.
+
+``python -m tensorbook.custom_relu`` runs :func:`torch.autograd.gradcheck` on
+it, then trains the two-layer network with it in place of ``clamp``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import torch
+from torch.autograd.function import FunctionCtx
+
+from tensorbook import autograd_net, cli
+from tensorbook.problem import STEPS, Problem, as_tensors, make_problem
+
+__all__ = ["MyReLU", "check_gradient", "main", "my_relu", "train_on"]
+
+
+class MyReLU(torch.autograd.Function):
+    """ReLU with a hand-written backward pass.
+
+    ``forward`` keeps its input with ``ctx.save_for_backward``; ``backward``
+    reads it back to know where the gradient must be blocked.
+
+    Examples
+    --------
+    >>> x = torch.tensor([-1.0, 2.0], device=device, requires_grad=True)
+    >>> y = MyReLU.apply(x)
+    >>> y.sum().backward()
+    >>> y.tolist(), x.grad.tolist(), y.grad_fn.name()
+    ([0.0, 2.0], [0.0, 1.0], 'MyReLUBackward')
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, h: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(h)
+        return h.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, grad_output: torch.Tensor) -> torch.Tensor:
+        (h,) = ctx.saved_tensors  # type: ignore[attr-defined]
+        grad_h = grad_output.clone()
+        grad_h[h < 0] = 0
+        return grad_h
+
+
+def my_relu(h: torch.Tensor) -> torch.Tensor:
+    """Apply :class:`MyReLU`; a plain function, so it can stand where ``clamp`` stood.
+
+    Examples
+    --------
+    >>> my_relu(torch.tensor([-3.0, 0.5], device=device)).tolist()
+    [0.0, 0.5]
+    """
+    return MyReLU.apply(h)
+
+
+def check_gradient(device: torch.device, seed: int = 0, size: int = 20) -> bool:
+    """Compare :class:`MyReLU`'s backward with finite differences, in float64.
+
+    The inputs are pushed at least 0.1 away from zero, where ReLU has a kink
+    and a finite difference straddling it would be wrong rather than the
+    backward pass.
+
+    Returns
+    -------
+    bool
+        True when :func:`torch.autograd.gradcheck` passes; it raises otherwise.
+
+    Examples
+    --------
+    >>> check_gradient(device)
+    True
+    """
+    generator = torch.Generator().manual_seed(seed)
+    h = torch.randn(size, size, generator=generator, dtype=torch.float64)
+    h = (h + 0.1 * h.sign()).to(device).requires_grad_()
+    return torch.autograd.gradcheck(MyReLU.apply, (h,), eps=1e-6, atol=1e-6)
+
+
+def train_on(
+    problem: Problem,
+    device: torch.device,
+    dtype: torch.dtype = torch.float32,
+    *,
+    steps: int = STEPS,
+    print_every: int = 100,
+) -> list[float]:
+    """Train on copies of ``problem``'s data and weights, on ``device``; return the losses.
+
+    This is what ``python -m tensorbook.custom_relu`` runs.
+    """
+    x, y, w1, w2 = as_tensors(problem, device, dtype)
+    return autograd_net.train(
+        x,
+        y,
+        w1.requires_grad_(),
+        w2.requires_grad_(),
+        relu=my_relu,
+        steps=steps,
+        print_every=print_every,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check the gradient, then train the network with :func:`my_relu`."""
+    args = cli.parse_args(argv, module=__spec__.name, description=__doc__)
+    verdict = "passed" if check_gradient(args.device) else "failed"
+    print(f"gradcheck of MyReLU on {args.device}: {verdict}")
+    train_on(make_problem(seed=args.seed), args.device, args.dtype, steps=args.steps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

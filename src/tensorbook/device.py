@@ -1,0 +1,159 @@
+"""Choose the device the book's programs run on, and say what ran them.
+
+The choice comes from an argument or, when the argument is ``None``, from the
+``TENSORBOOK_DEVICE`` environment variable; when neither is given it is
+``"auto"``. The accepted spellings are ``"auto"``, ``"cpu"``, ``"cuda"`` and
+``"cuda:N"``. Only ``"auto"`` may fall back to the CPU, and it says so; an
+explicit request for CUDA on a machine without it is an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import re
+
+import torch
+
+__all__ = [
+    "ENV_VAR",
+    "DeviceUnavailableError",
+    "describe_device",
+    "resolve_device",
+]
+
+ENV_VAR = "TENSORBOOK_DEVICE"
+"""Name of the environment variable read when no device is passed."""
+
+_SPELLINGS = "'auto', 'cpu', 'cuda' or 'cuda:N'"
+_CUDA_PATTERN = re.compile(r"cuda(?::(\d+))?")
+
+logger = logging.getLogger(__name__)
+
+
+class DeviceUnavailableError(RuntimeError):
+    """A device was asked for by name but this machine does not have it."""
+
+
+def _cuda_inventory() -> str:
+    """Say, in a few words, which CUDA devices this process can see."""
+    if not torch.cuda.is_available():
+        build = torch.version.cuda
+        if build is None:
+            return f"this torch {torch.__version__} is a CPU-only build"
+        return f"torch {torch.__version__} was built for CUDA {build} but finds no usable GPU"
+    count = torch.cuda.device_count()
+    names = ", ".join(f"cuda:{i} ({torch.cuda.get_device_name(i)})" for i in range(count))
+    return f"{count} CUDA device{'s' if count != 1 else ''}: {names}"
+
+
+def resolve_device(spec: str | torch.device | None = None) -> torch.device:
+    """Turn a device request into a :class:`torch.device`.
+
+    Parameters
+    ----------
+    spec : str, torch.device or None
+        ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (any case, spaces
+        ignored), or a ``torch.device`` of type ``cpu`` or ``cuda``. ``None``
+        reads the ``TENSORBOOK_DEVICE`` environment variable, and means
+        ``"auto"`` when that is unset or empty.
+
+    Returns
+    -------
+    torch.device
+        ``cuda:N`` for an explicit or automatic GPU choice, else ``cpu``.
+        ``"cuda"`` resolves to the current CUDA device, with its index.
+
+    Raises
+    ------
+    ValueError
+        If the request is not one of the accepted spellings.
+    DeviceUnavailableError
+        If CUDA, or a CUDA index, was asked for and this machine lacks it.
+
+    Notes
+    -----
+    ``"auto"`` picks ``cuda:0``'s current device when CUDA is available and
+    otherwise the CPU, logging a warning that says it fell back.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device(" CPU ")
+    device(type='cpu')
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown device 'tpu': expected 'auto', 'cpu', 'cuda' or 'cuda:N'
+    """
+    source = "argument"
+    if spec is None:
+        spec = os.environ.get(ENV_VAR, "").strip() or "auto"
+        source = f"environment variable {ENV_VAR}"
+    if isinstance(spec, torch.device):
+        if spec.type not in ("cpu", "cuda"):
+            raise ValueError(f"unsupported device type {spec.type!r}: expected {_SPELLINGS}")
+        spec = str(spec)
+    if not isinstance(spec, str):
+        raise TypeError(f"device must be a str, torch.device or None, not {type(spec).__name__}")
+
+    text = spec.strip().lower()
+    if text == "cpu":
+        return torch.device("cpu")
+    if text == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda", torch.cuda.current_device())
+        logger.warning(
+            "device 'auto': no CUDA device (%s), so running on the CPU", _cuda_inventory()
+        )
+        return torch.device("cpu")
+
+    match = _CUDA_PATTERN.fullmatch(text)
+    if match is None:
+        raise ValueError(f"unknown device {spec!r}: expected {_SPELLINGS}")
+    if not torch.cuda.is_available():
+        raise DeviceUnavailableError(
+            f"CUDA was asked for ({spec!r}, from the {source}) but {_cuda_inventory()}; "
+            f"ask for 'cpu' or 'auto' instead"
+        )
+    index = torch.cuda.current_device() if match.group(1) is None else int(match.group(1))
+    if index >= torch.cuda.device_count():
+        raise DeviceUnavailableError(
+            f"{spec!r} was asked for (from the {source}) but there are {_cuda_inventory()}"
+        )
+    return torch.device("cuda", index)
+
+
+def describe_device(device: torch.device) -> str:
+    """Say what runs code on ``device``: its name, the torch version, the threads.
+
+    This is the device line that every page of the book prints near its top.
+
+    Parameters
+    ----------
+    device : torch.device
+        A device returned by :func:`resolve_device`.
+
+    Returns
+    -------
+    str
+        One line, for example
+        ``Executed on CPU (x86_64) · torch 2.13.0+cpu · 2 CPU threads``.
+
+    Examples
+    --------
+    >>> line = describe_device(torch.device("cpu"))
+    >>> line.startswith("Executed on CPU (")
+    True
+    >>> f"torch {torch.__version__}" in line
+    True
+    """
+    threads = torch.get_num_threads()
+    tail = f"torch {torch.__version__} · {threads} CPU thread{'s' if threads != 1 else ''}"
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        name = torch.cuda.get_device_name(index)
+        return f"Executed on GPU {name} (cuda:{index}, CUDA {torch.version.cuda}) · {tail}"
+    return f"Executed on CPU ({platform.machine() or 'unknown architecture'}) · {tail}"

@@ -1,0 +1,150 @@
+"""The two-layer network built from ``torch.nn`` layers and trained by ``torch.optim``.
+
+The layers have no bias, so the model holds exactly the weights of the
+hand-written versions and, started from them, follows the same path.
+Run it with ``python -m tensorbook.nn_net``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from tensorbook import cli
+from tensorbook.losslog import LossLog
+from tensorbook.problem import (
+    LEARNING_RATE,
+    STEPS,
+    Problem,
+    as_tensors,
+    check_tensors,
+    make_problem,
+)
+
+__all__ = ["build_model", "gradients", "main", "train", "train_on"]
+
+
+def build_model(w1: torch.Tensor, w2: torch.Tensor) -> nn.Sequential:
+    """Make ``Linear → ReLU → Linear`` holding copies of ``w1`` and ``w2``.
+
+    ``nn.Linear`` stores its weight as ``(out_features, in_features)`` and
+    computes ``x @ weight.T``, so it receives the transposes.
+
+    Examples
+    --------
+    >>> model = build_model(torch.ones(3, 4, device=device), torch.ones(4, 2, device=device))
+    >>> model
+    Sequential(
+      (0): Linear(in_features=3, out_features=4, bias=False)
+      (1): ReLU()
+      (2): Linear(in_features=4, out_features=2, bias=False)
+    )
+    >>> build_model(torch.ones(3, 4), torch.ones(5, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: w1 (3, 4) and w2 (5, 2) do not fit: w1's columns must equal w2's rows
+    """
+    if w1.dim() != 2 or w2.dim() != 2 or w1.shape[1] != w2.shape[0]:
+        raise ValueError(
+            f"w1 {tuple(w1.shape)} and w2 {tuple(w2.shape)} do not fit: "
+            "w1's columns must equal w2's rows"
+        )
+    (d_in, h), d_out = w1.shape, w2.shape[1]
+    model = nn.Sequential(
+        nn.Linear(d_in, h, bias=False),
+        nn.ReLU(),
+        nn.Linear(h, d_out, bias=False),
+    ).to(device=w1.device, dtype=w1.dtype)
+    with torch.no_grad():
+        model[0].weight.copy_(w1.t())
+        model[2].weight.copy_(w2.t())
+    return model
+
+
+def _checked(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> None:
+    check_tensors(x, y, model[0].weight.t(), model[2].weight.t())
+
+
+def gradients(
+    x: torch.Tensor, y: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Return the loss and the gradients for ``w1`` and ``w2`` as an ``nn`` model computes them.
+
+    Examples
+    --------
+    >>> x = torch.tensor([[1.0, -2.0]], device=device)
+    >>> y = torch.tensor([[1.0]], device=device)
+    >>> w1, w2 = torch.eye(2, device=device), torch.tensor([[2.0], [3.0]], device=device)
+    >>> loss, grad_w1, grad_w2 = gradients(x, y, w1, w2)
+    >>> loss.item(), grad_w2.flatten().tolist(), grad_w1[:, 0].tolist()
+    (1.0, [2.0, 0.0], [4.0, -8.0])
+    >>> bool((grad_w1[:, 1] == 0).all())  # the second hidden unit was off: no gradient
+    True
+    """
+    model = build_model(w1, w2)
+    _checked(model, x, y)
+    loss = nn.functional.mse_loss(model(x), y, reduction="sum")
+    loss.backward()
+    return loss.detach(), model[0].weight.grad.t(), model[2].weight.grad.t()
+
+
+def train(
+    model: nn.Sequential,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    lr: float = LEARNING_RATE,
+    steps: int = STEPS,
+    print_every: int = 100,
+) -> list[float]:
+    """Train ``model`` with ``optim.SGD`` on the summed squared error; return the losses.
+
+    Examples
+    --------
+    >>> from tensorbook.problem import Sizes
+    >>> x, y, w1, w2 = as_tensors(make_problem(Sizes(8, 5, 4, 2)), device)
+    >>> losses = train(build_model(w1, w2), x, y, lr=1e-2, steps=30, print_every=0)
+    >>> len(losses), losses[-1] < losses[0] / 10
+    (30, True)
+    """
+    _checked(model, x, y)
+    loss_fn = nn.MSELoss(reduction="sum")
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    log = LossLog(steps, print_every)
+    for step in range(steps):
+        loss = loss_fn(model(x), y)
+        log.record(step, loss)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return log.losses
+
+
+def train_on(
+    problem: Problem,
+    device: torch.device,
+    dtype: torch.dtype = torch.float32,
+    *,
+    steps: int = STEPS,
+    print_every: int = 100,
+) -> list[float]:
+    """Train on copies of ``problem``'s data and weights, on ``device``; return the losses.
+
+    This is what ``python -m tensorbook.nn_net`` runs.
+    """
+    x, y, w1, w2 = as_tensors(problem, device, dtype)
+    return train(build_model(w1, w2), x, y, steps=steps, print_every=print_every)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train on the book's problem and print the loss every 100 steps."""
+    args = cli.parse_args(argv, module=__spec__.name, description=__doc__)
+    train_on(make_problem(seed=args.seed), args.device, args.dtype, steps=args.steps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

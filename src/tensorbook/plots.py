@@ -1,0 +1,115 @@
+"""Loss curves on a log scale, as figures that need no display.
+
+The figures are made with Matplotlib's object-oriented API and never touch
+``pyplot``'s global state, so a page shows exactly the figure it returns and
+a test can inspect it. ``python -m tensorbook.plots --output losses.png``
+trains every network in the book and plots their curves together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import torch
+from matplotlib.figure import Figure
+
+from tensorbook import cli
+
+__all__ = ["loss_figure", "main"]
+
+
+def loss_figure(
+    curves: Mapping[str, Sequence[float]], *, title: str = "", every: int = 100
+) -> Figure:
+    """Plot one or more loss curves against the step, on a log scale.
+
+    Parameters
+    ----------
+    curves : mapping of str to sequence of float
+        A label and the loss at each step, for each curve. One curve gets no
+        legend.
+    title : str
+        Shown above the axes.
+    every : int
+        Steps at which the printed losses were taken; marked with dots, so the
+        figure and the printed table can be read against each other.
+
+    Raises
+    ------
+    ValueError
+        If there is no curve, a curve is empty, or a loss is not positive (a
+        log scale cannot show it).
+
+    Examples
+    --------
+    >>> fig = loss_figure({"NumPy": [100.0, 10.0, 1.0]}, title="demo")
+    >>> ax = fig.axes[0]
+    >>> ax.get_yscale(), ax.get_xlabel(), ax.get_ylabel(), ax.get_title()
+    ('log', 'step', 'loss (sum of squared errors)', 'demo')
+    >>> loss_figure({"bad": [1.0, 0.0]})
+    Traceback (most recent call last):
+    ...
+    ValueError: curve 'bad' has a loss that is not positive at step 1 (0.0); a log scale cannot show it
+    """
+    if not curves:
+        raise ValueError("no curve to plot")
+    fig = Figure(figsize=(6.4, 3.6), dpi=100, layout="constrained")
+    ax = fig.subplots()
+    for label, losses in curves.items():
+        if len(losses) == 0:
+            raise ValueError(f"curve {label!r} is empty")
+        for step, loss in enumerate(losses):
+            if not loss > 0:
+                raise ValueError(
+                    f"curve {label!r} has a loss that is not positive at step {step} ({loss}); "
+                    "a log scale cannot show it"
+                )
+        (line,) = ax.plot(range(len(losses)), losses, label=label, linewidth=1.5)
+        marked = [*range(0, len(losses), every), len(losses) - 1] if every else []
+        ax.plot(marked, [losses[i] for i in marked], "o", color=line.get_color(), markersize=3)
+    ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (sum of squared errors)")
+    ax.grid(True, which="major", linewidth=0.5, alpha=0.5)
+    if title:
+        ax.set_title(title)
+    if len(curves) > 1:
+        ax.legend()
+    return fig
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train every network of the book and save their loss curves in one figure."""
+    from tensorbook import autograd_net, custom_relu, manual_net, nn_net, numpy_net
+    from tensorbook.problem import make_problem
+
+    def add_output(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--output", type=Path, default=Path("losses.png"), help="PNG to write")
+
+    args = cli.parse_args(argv, module=__spec__.name, description=__doc__, extra=add_output)
+    problem = make_problem(seed=args.seed)
+    programs = {
+        "NumPy": numpy_net,
+        "torch, by hand": manual_net,
+        "torch, autograd": autograd_net,
+        "torch, custom Function": custom_relu,
+        "nn + optim": nn_net,
+    }
+    curves: dict[str, list[float]] = {}
+    for label, program in programs.items():
+        print(label)
+        if program is numpy_net:
+            curves[label] = numpy_net.train_on(problem, torch.device("cpu"), steps=args.steps)
+        else:
+            curves[label] = program.train_on(problem, args.device, args.dtype, steps=args.steps)
+    figure = loss_figure(curves, title=f"The book's networks, torch on {args.device}")
+    figure.savefig(args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
