@@ -1,0 +1,67 @@
+"""How the book is built: ``sphinx-build -c conf docs <out>`` (``nox -s docs`` does it)."""
+
+import os
+import sys
+from pathlib import Path
+
+CONF_DIR = Path(__file__).resolve().parent
+ROOT = CONF_DIR.parent
+sys.path.insert(0, str(CONF_DIR / "_ext"))
+
+# -- The book -----------------------------------------------------------------------------
+project = "tensorbook"
+author = "the tensorbook authors"
+copyright = "2026, the tensorbook authors"  # noqa: A001 - the name Sphinx reads
+release = "0.1"
+language = "en"
+root_doc = "index"
+
+extensions = [
+    "myst_nb",
+    "execution_context",  # conf/_ext: keys cached outputs on device, torch and src
+    "mathml_math",  # conf/_ext: math rendered at build time, no script, no CDN
+]
+
+exclude_patterns = ["_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints"]
+templates_path = [str(CONF_DIR / "_templates")]
+html_static_path = [str(CONF_DIR / "_static")]
+
+# -- Strictness (with -W -n from the command line) ----------------------------------------
+nitpicky = True
+suppress_warnings = []
+
+# -- Execution ----------------------------------------------------------------------------
+# The build's device: "cpu" unless TENSORBOOK_DEVICE says otherwise (``nox -s docs --
+# --device cuda`` sets it). conf/_ext/execution_context.py resolves it, fails at once if
+# it cannot be had, and passes the resolved name to the kernels.
+tensorbook_device = os.environ.get("TENSORBOOK_DEVICE", "cpu")
+tensorbook_src_dir = str(ROOT / "src")
+
+nb_execution_mode = "cache"
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+# Per cell, in seconds. The slowest cell trains a network for 500 steps, well under a
+# second on two CPU cores; two minutes only catches a kernel that hangs, while leaving
+# a loaded CI machine room to be slow.
+nb_execution_timeout = 120
+# A page prints to stderr only when something unplanned happened (a deprecation, a
+# fallback); under -W that fails the build instead of publishing the noise.
+nb_output_stderr = "warn"
+nb_merge_streams = True
+nb_kernel_rgx_aliases = {"python3.*": "python3"}
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# -- HTML ---------------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "tensorbook"
+html_math_renderer = "mathml"
+html_last_updated_fmt = None
+html_copy_source = False
+html_show_sourcelink = False
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+}
