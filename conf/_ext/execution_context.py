@@ -149,13 +149,12 @@ def _is_text_notebook(source: str) -> bool:
     return bool(front and re.search(r"^\s*format_name:\s*myst|file_format:\s*mystnb", front[1], re.M))
 
 
-def context_cell(device: str, torch_version: str, hashes: dict[str, str]) -> str:
+def context_cell(context: str, hashes: dict[str, str]) -> str:
     """The hidden cell appended to a page: comments only, but part of the cache key."""
     lines = [
         "# Added by the build (conf/_ext/execution_context.py): jupyter-cache keys on code,",
         "# so these comments make the cached outputs depend on what produced them.",
-        f"# device: {device}",
-        f"# torch: {torch_version}",
+        f"# {context}",
         *(f"# {name}: {digest}" for name, digest in hashes.items()),
     ]
     body = "\n".join(lines)
@@ -167,8 +166,16 @@ def _on_config_inited(app, config) -> None:
     config.tensorbook_device = device
     torch_version = importlib.metadata.version("torch")
     # a change of either makes Sphinx re-read every page, and so re-key every notebook
-    config.tensorbook_context = f"device {device}, torch {torch_version}"
+    config.tensorbook_context = (
+        f"device {device}, torch {torch_version}, {config.tensorbook_kernel_threads} threads"
+    )
     os.environ["TENSORBOOK_DEVICE"] = device
+    # Pages execute side by side (-j); one intra-op thread each keeps them from fighting
+    # over the cores, and makes float sums, and so printed digits, independent of how
+    # many cores the building machine has. The device line on every page reports it.
+    threads = str(config.tensorbook_kernel_threads)
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[variable] = threads
     if not config.tensorbook_src_dir:
         raise ConfigError("tensorbook_src_dir must name the folder that holds the package")
     src = str(Path(config.tensorbook_src_dir).resolve())
@@ -189,21 +196,26 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
         path = modules[name]
         app.env.note_dependency(str(path))
         hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    torch_version = importlib.metadata.version("torch")
-    source[0] += context_cell(app.config.tensorbook_device, torch_version, hashes)
+    source[0] += context_cell(app.config.tensorbook_context, hashes)
 
 
 def _on_before_read(app, env, docnames: list[str]) -> None:
-    if docnames:
-        # Matplotlib logs a warning while it builds its font cache, the first time it is
-        # imported on a machine; let that happen here rather than in a page's output.
-        import matplotlib.font_manager  # noqa: F401
+    if not docnames:
+        return
+    # Matplotlib logs a warning while it builds its font cache, the first time it is
+    # imported on a machine; let that happen here rather than in a page's output.
+    import matplotlib.font_manager  # noqa: F401
+    from jupyter_cache import get_cache
+
+    # Parallel readers (-j) would otherwise race to create the cache's tables.
+    get_cache(env.mystnb_config.execution_cache_path).list_cache_records()
 
 
 def setup(app):
     app.add_config_value("tensorbook_device", os.environ.get("TENSORBOOK_DEVICE", "cpu"), "env")
     app.add_config_value("tensorbook_src_dir", "", "env")
     app.add_config_value("tensorbook_context", "", "env")
+    app.add_config_value("tensorbook_kernel_threads", 1, "env", types=[int])
     app.connect("config-inited", _on_config_inited)
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import torch
 
 from tensorbook.device import describe_device, resolve_device
 from tensorbook.seeding import DEFAULT_SEED, seed_everything
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["start"]
+
+
+def _png(figure: Figure) -> bytes:
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(figure, "png", bbox_inches="tight")
 
 
 def _show_figures_as_png() -> None:
@@ -17,15 +27,16 @@ def _show_figures_as_png() -> None:
 
     The book's figures are built without ``pyplot``, so the inline backend's
     automatic display never sees them; a page shows a figure by leaving it as
-    a cell's last expression, and this registers the formatter for that.
+    a cell's last expression, and this registers the formatter for that. It is
+    registered by type name, so that pages without figures never import
+    Matplotlib (half a second per page).
     """
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     if shell is None:
         return
-    from matplotlib_inline.backend_inline import set_matplotlib_formats
-
-    set_matplotlib_formats("png", bbox_inches="tight")
+    png = shell.display_formatter.formatters["image/png"]
+    png.for_type_by_name("matplotlib.figure", "Figure", _png)
 
 
 def start(seed: int = DEFAULT_SEED) -> torch.device:
