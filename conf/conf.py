@@ -11,7 +11,7 @@ sys.path.insert(0, str(CONF_DIR / "_ext"))
 # -- The book -----------------------------------------------------------------------------
 project = "tensorbook"
 author = "the tensorbook authors"
-copyright = "2026, the tensorbook authors"  # noqa: A001 - the name Sphinx reads
+copyright = "2026, the tensorbook authors"
 release = "0.1"
 language = "en"
 root_doc = "index"

@@ -146,7 +146,7 @@ def page_dependencies(source: str, src_dir: Path) -> list[str]:
 
 def _is_text_notebook(source: str) -> bool:
     front = _FRONT_MATTER.match(source)
-    return bool(front and re.search(r"^\s*format_name:\s*myst|file_format:\s*mystnb", front[1], re.M))
+    return bool(front and re.search(r"^file_format:\s*mystnb\s*$", front[1], re.MULTILINE))
 
 
 def context_cell(context: str, hashes: dict[str, str]) -> str:
@@ -179,7 +179,10 @@ def _on_config_inited(app, config) -> None:
     if not config.tensorbook_src_dir:
         raise ConfigError("tensorbook_src_dir must name the folder that holds the package")
     src = str(Path(config.tensorbook_src_dir).resolve())
-    paths = [src, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src)]
+    paths = [
+        src,
+        *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src),
+    ]
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     if src not in sys.path:
         sys.path.insert(0, src)

@@ -26,7 +26,7 @@ _ALIGN_ENVIRONMENTS = re.compile(r"\\(begin|end)\{(?:aligned|align\*?|eqnarray\*
 def _to_mathml(translator, node: nodes.Element, tex: str, display: str) -> str:
     try:
         return convert(tex, display=display)
-    except Exception as error:  # latex2mathml raises many types; all mean bad TeX here
+    except Exception as error:  # noqa: BLE001 - latex2mathml raises many types, all bad TeX
         logger.warning(
             "cannot convert this TeX to MathML (%s: %s): %s",
             type(error).__name__,
