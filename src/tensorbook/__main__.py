@@ -12,7 +12,7 @@ PROGRAMS = (
     "autograd_net",
     "custom_relu",
     "nn_net",
-    "plots",
+    "compare",
     "graph",
 )
 """Modules with a ``main``, in the order the book meets them."""

@@ -1,4 +1,4 @@
-"""ReLU as a custom :class:`torch.autograd.Function`, with its gradient checked.
+"""ReLU as a custom torch.autograd.Function, with its gradient checked.
 
 ``python -m tensorbook.custom_relu`` runs :func:`torch.autograd.gradcheck` on
 it, then trains the two-layer network with it in place of ``clamp``.

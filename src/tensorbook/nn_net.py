@@ -1,4 +1,4 @@
-"""The two-layer network built from ``torch.nn`` layers and trained by ``torch.optim``.
+"""The two-layer network built from torch.nn layers and trained by torch.optim.
 
 The layers have no bias, so the model holds exactly the weights of the
 hand-written versions and, started from them, follows the same path.

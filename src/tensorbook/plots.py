@@ -2,23 +2,17 @@
 
 The figures are made with Matplotlib's object-oriented API and never touch
 ``pyplot``'s global state, so a page shows exactly the figure it returns and
-a test can inspect it. ``python -m tensorbook.plots --output losses.png``
-trains every network in the book and plots their curves together.
+a test can inspect it. ``python -m tensorbook.compare`` draws one with every
+network of the book.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-import torch
 from matplotlib.figure import Figure
 
-from tensorbook import cli
-
-__all__ = ["loss_figure", "main"]
+__all__ = ["loss_figure"]
 
 
 def loss_figure(
@@ -79,37 +73,3 @@ def loss_figure(
     if len(curves) > 1:
         ax.legend()
     return fig
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Train every network of the book and save their loss curves in one figure."""
-    from tensorbook import autograd_net, custom_relu, manual_net, nn_net, numpy_net
-    from tensorbook.problem import make_problem
-
-    def add_output(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--output", type=Path, default=Path("losses.png"), help="PNG to write")
-
-    args = cli.parse_args(argv, module=__spec__.name, description=__doc__, extra=add_output)
-    problem = make_problem(seed=args.seed)
-    programs = {
-        "NumPy": numpy_net,
-        "torch, by hand": manual_net,
-        "torch, autograd": autograd_net,
-        "torch, custom Function": custom_relu,
-        "nn + optim": nn_net,
-    }
-    curves: dict[str, list[float]] = {}
-    for label, program in programs.items():
-        print(label)
-        if program is numpy_net:
-            curves[label] = numpy_net.train_on(problem, torch.device("cpu"), steps=args.steps)
-        else:
-            curves[label] = program.train_on(problem, args.device, args.dtype, steps=args.steps)
-    figure = loss_figure(curves, title=f"The book's networks, torch on {args.device}")
-    figure.savefig(args.output)
-    print(f"wrote {args.output}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

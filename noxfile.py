@@ -1,0 +1,95 @@
+"""Build the book, run its doctests and tests, lint, and measure the build.
+
+    nox -s docs                      # the book, executed on the CPU, into build/html
+    nox -s docs -- --device cuda     # the same on the GPU; fails at once without one
+    nox -s doctest -- --device cuda  # the package's doctests on a device
+    nox -s tests                     # everything CI runs, the book's build included
+    nox -s lint
+    nox -s bench                     # build times: cold, no-op, prose edit, src edit
+
+Environments are made with pip (virtualenv), not uv: torch is pinned in
+conf/constraints.txt, and pip is what finds that build here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "conf"))
+from book_build import DEFAULT_OUT, sphinx_command
+
+nox.options.default_venv_backend = "virtualenv"
+nox.options.sessions = ["lint", "tests"]
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+CONSTRAINTS = ("-c", "conf/constraints.txt")
+
+
+def _install(session: nox.Session, *groups: str) -> None:
+    """The package (editable) and the named dependency groups, under the pinned constraints."""
+    requirements = [r for group in groups for r in nox.project.dependency_groups(PYPROJECT, group)]
+    session.install(*CONSTRAINTS, "-e", ".", *requirements)
+
+
+def _split_device(session: nox.Session) -> tuple[str, list[str]]:
+    """Take ``--device X`` out of the posargs; return it and the rest, untouched."""
+    parser = argparse.ArgumentParser(prog=f"nox -s {session.name} --", add_help=False)
+    parser.add_argument("--device", default="cpu")
+    known, rest = parser.parse_known_args(session.posargs)
+    return known.device, rest
+
+
+@nox.session(reuse_venv=True)
+def docs(session: nox.Session) -> None:
+    """Build the book as HTML into build/html. Pass --device cuda for a GPU build;
+    other arguments go to sphinx-build."""
+    device, rest = _split_device(session)
+    _install(session, "docs")
+    session.run(
+        *sphinx_command(DEFAULT_OUT, extra=rest, python="python"), env={"TENSORBOOK_DEVICE": device}
+    )
+    session.log(f"The book ({device}) is in {DEFAULT_OUT}; open {DEFAULT_OUT / 'index.html'}")
+
+
+@nox.session(reuse_venv=True)
+def doctest(session: nox.Session) -> None:
+    """Run every doctest in src (and any in docs) on --device (default cpu)."""
+    device, rest = _split_device(session)
+    _install(session, "test")
+    session.run(
+        "pytest",
+        "--doctest-glob=*.md",
+        "src/tensorbook",
+        "docs",
+        *rest,
+        env={"TENSORBOOK_DEVICE": device},
+    )
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the whole suite, the book's build included, on --device (default cpu)."""
+    device, rest = _split_device(session)
+    _install(session, "test", "docs")
+    session.run("pytest", *rest, env={"TENSORBOOK_DEVICE": device})
+
+
+@nox.session(reuse_venv=True)
+def lint(session: nox.Session) -> None:
+    """ruff: lint and format check."""
+    session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(reuse_venv=True)
+def bench(session: nox.Session) -> None:
+    """Print build figures: cold, unchanged, after a prose edit, after a src edit."""
+    device, rest = _split_device(session)
+    _install(session, "docs")
+    session.run("python", "conf/bench_build.py", *rest, env={"TENSORBOOK_DEVICE": device})
