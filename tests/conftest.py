@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
+from bookhelpers import build_book
 
 from tensorbook.problem import Sizes, make_problem
 
@@ -34,3 +37,12 @@ def device(request) -> torch.device:
 def small_problem():
     """A problem small enough for float64 comparisons to run in milliseconds."""
     return make_problem(Sizes(n=16, d_in=30, h=20, d_out=5), seed=1)
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> Path:
+    """The whole book, built once per session from a cold cache; the build folder."""
+    root = tmp_path_factory.mktemp("book")
+    result = build_book(root / "html")
+    assert result.returncode == 0, f"the book failed to build:\n{result.stdout}\n{result.stderr}"
+    return root

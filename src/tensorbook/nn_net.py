@@ -84,8 +84,8 @@ def gradients(
     >>> bool((grad_w1[:, 1] == 0).all())  # the second hidden unit was off: no gradient
     True
     """
+    check_tensors(x, y, w1, w2)
     model = build_model(w1, w2)
-    _checked(model, x, y)
     loss = nn.functional.mse_loss(model(x), y, reduction="sum")
     loss.backward()
     return loss.detach(), model[0].weight.grad.t(), model[2].weight.grad.t()

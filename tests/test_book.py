@@ -1,0 +1,156 @@
+"""The built book: every chapter, its device line, its outputs, and its errors."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from bookhelpers import CHAPTERS, build_book
+
+from tensorbook import numpy_net
+from tensorbook.device import resolve_device
+
+pytestmark = pytest.mark.book
+
+
+def executed(root: Path, chapter: str) -> nbformat.NotebookNode:
+    return nbformat.read(root / "jupyter_execute" / f"{chapter}.ipynb", as_version=4)
+
+
+def code_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def output_text(output: nbformat.NotebookNode) -> str:
+    if output.output_type == "stream":
+        return output.text
+    if output.output_type == "error":
+        return f"{output.ename}: {output.evalue}"
+    return output.get("data", {}).get("text/plain", "")
+
+
+def test_every_chapter_is_built_and_listed(built_book):
+    index = (built_book / "html" / "index.html").read_text(encoding="utf-8")
+    for chapter in CHAPTERS:
+        page = built_book / "html" / f"{chapter}.html"
+        assert page.exists(), chapter
+        if chapter != "index":
+            assert f'href="{chapter}.html"' in index, f"{chapter} missing from the contents"
+
+
+def test_every_page_opens_with_its_device_line(built_book):
+    device = resolve_device()
+    expected = "Executed on GPU " if device.type == "cuda" else "Executed on CPU ("
+    for chapter in CHAPTERS:
+        first = code_cells(executed(built_book, chapter))[0]
+        line = output_text(first.outputs[0])
+        assert line.startswith(expected), (chapter, line)
+        assert f"torch {torch.__version__}" in line, (chapter, line)
+        html = (built_book / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+        # near the top: after the page's title, before its first section
+        title = html.find("<h1", html.find("<article"))
+        section = html.find("<h2", title)
+        assert 0 < title < html.find(expected, title) < (section if section > 0 else len(html))
+
+
+def test_no_cell_has_an_unexpected_error_and_every_taught_error_happens(built_book):
+    for chapter in CHAPTERS:
+        for number, cell in enumerate(code_cells(executed(built_book, chapter)), 1):
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            taught = "raises-exception" in cell.metadata.get("tags", [])
+            where = f"{chapter}, code cell {number}: {cell.source.splitlines()[0]!r}"
+            if taught:
+                assert errors, f"{where} is tagged raises-exception but raised nothing"
+            else:
+                assert not errors, f"{where} raised {errors[0].ename}: {errors[0].evalue}"
+            streams = [o for o in cell.outputs if o.output_type == "stream"]
+            assert all(o.name == "stdout" for o in streams), f"{where} wrote to stderr"
+
+
+def test_no_output_shows_a_memory_address(built_book):
+    address = re.compile(r"at 0x[0-9a-f]{6,}")
+    for chapter in CHAPTERS:
+        for cell in code_cells(executed(built_book, chapter)):
+            for output in cell.outputs:
+                assert not address.search(output_text(output)), (chapter, cell.source)
+
+
+def test_figures_are_rendered_as_images(built_book):
+    pages_with_figures = {
+        "warmup_numpy": 1,
+        "tensors_by_hand": 2,
+        "autograd": 1,
+        "autograd_network": 1,
+    }
+    for chapter, count in pages_with_figures.items():
+        images = [
+            o
+            for cell in code_cells(executed(built_book, chapter))
+            for o in cell.outputs
+            if "image/png" in o.get("data", {})
+        ]
+        assert len(images) == count, chapter
+        html = (built_book / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+        assert html.count('<img alt="_images/') + html.count('src="_images/') >= count
+
+
+def test_math_is_mathml_and_nothing_is_loaded_from_elsewhere(built_book):
+    page = (built_book / "html" / "warmup_numpy.html").read_text(encoding="utf-8")
+    assert "<math" in page
+    assert "\\frac" not in page.split("</head>")[1].split("<math")[0]
+    for chapter in CHAPTERS:
+        html = (built_book / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+        loads = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?://[^"]+)"', html)
+        assert not loads, (chapter, loads)
+
+
+def test_pages_show_the_programs_real_source(built_book):
+    """The page quotes numpy_net.gradients exactly as the package defines it."""
+    html = (built_book / "html" / "warmup_numpy.html").read_text(encoding="utf-8")
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    for line in inspect.getsource(numpy_net.gradients).splitlines():
+        assert line in text, line
+
+
+def article(root: Path, chapter: str) -> str:
+    """The part of a page that the book wrote: its text, code, outputs and images."""
+    html = (root / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+    return html[html.index("<article") : html.index("</article>")]
+
+
+@pytest.mark.slow
+def test_two_clean_builds_give_identical_outputs(built_book, tmp_path):
+    """Pages are compared as readers get them; images are named by a hash of their bytes.
+
+    (The executed notebooks on disk are not compared: how printed text is cut
+    into chunks there depends on when the kernel flushed, which no seed fixes.)
+    """
+    result = build_book(tmp_path / "html")
+    assert result.returncode == 0, result.stderr
+    for chapter in CHAPTERS:
+        assert article(built_book, chapter) == article(tmp_path, chapter), chapter
+    first = sorted(p.name for p in (built_book / "html" / "_images").iterdir())
+    assert first == sorted(p.name for p in (tmp_path / "html" / "_images").iterdir())
+
+
+def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text(
+        "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n"
+        "---\n\n# Broken\n\n```{code-cell} ipython3\nx = 1\n```\n\n"
+        "```{code-cell} ipython3\ny = name_that_does_not_exist + 1\n```\n",
+        encoding="utf-8",
+    )
+    result = build_book(tmp_path / "out" / "html", docs=docs)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    page = docs / "index.md"
+    assert f"{page}: code cell 2 (line 15) raised NameError: name 'name_that_does_not_exist'" in log
+    assert "    y = name_that_does_not_exist + 1" in log  # the cell's source, quoted

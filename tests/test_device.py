@@ -1,0 +1,106 @@
+"""The device helper: every accepted spelling, and each refusal."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+
+from tensorbook.device import ENV_VAR, DeviceUnavailableError, describe_device, resolve_device
+
+HAS_CUDA = torch.cuda.is_available()
+needs_no_cuda = pytest.mark.skipif(
+    HAS_CUDA, reason="checks the errors of a machine without CUDA; this one has it"
+)
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device; none on this machine")
+
+
+@pytest.mark.parametrize("spec", ["cpu", "CPU", " cpu ", torch.device("cpu")])
+def test_cpu_spellings(spec):
+    assert resolve_device(spec) == torch.device("cpu")
+
+
+def test_none_reads_the_environment_variable(monkeypatch):
+    monkeypatch.setenv(ENV_VAR, "cpu")
+    assert resolve_device(None) == torch.device("cpu")
+    monkeypatch.setenv(ENV_VAR, "tpu")
+    with pytest.raises(ValueError, match=r"unknown device 'tpu'"):
+        resolve_device(None)
+
+
+def test_none_without_the_variable_means_auto(monkeypatch):
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert resolve_device(None) == resolve_device("auto")
+
+
+@pytest.mark.parametrize("spec", ["gpu", "cuda:", "cuda:x", "cuda:-1", "", "mps", "cpu:0"])
+def test_unknown_strings_are_refused_with_the_accepted_spellings(spec):
+    with pytest.raises(ValueError, match=r"expected 'auto', 'cpu', 'cuda' or 'cuda:N'"):
+        resolve_device(spec)
+
+
+def test_unsupported_device_type_is_refused():
+    with pytest.raises(ValueError, match="unsupported device type 'meta'"):
+        resolve_device(torch.device("meta"))
+
+
+def test_wrong_type_is_refused():
+    with pytest.raises(TypeError, match="not int"):
+        resolve_device(0)
+
+
+@needs_no_cuda
+def test_auto_falls_back_to_the_cpu_and_says_so(caplog):
+    with caplog.at_level(logging.WARNING, logger="tensorbook.device"):
+        assert resolve_device("auto") == torch.device("cpu")
+    assert "no CUDA device" in caplog.text
+    assert "running on the CPU" in caplog.text
+
+
+@needs_no_cuda
+@pytest.mark.parametrize("spec", ["cuda", "cuda:0", "CUDA:1"])
+def test_explicit_cuda_without_cuda_is_an_error_not_a_fallback(spec):
+    with pytest.raises(DeviceUnavailableError) as error:
+        resolve_device(spec)
+    message = str(error.value)
+    assert repr(spec) in message  # what was asked for
+    assert torch.__version__ in message  # what is available
+    assert "ask for 'cpu' or 'auto'" in message
+
+
+@needs_no_cuda
+def test_cuda_from_the_environment_names_the_variable(monkeypatch):
+    monkeypatch.setenv(ENV_VAR, "cuda")
+    with pytest.raises(DeviceUnavailableError, match=f"environment variable {ENV_VAR}"):
+        resolve_device()
+
+
+@needs_cuda
+def test_cuda_resolves_to_an_indexed_device():
+    device = resolve_device("cuda")
+    assert device.type == "cuda"
+    assert device.index == torch.cuda.current_device()
+    assert resolve_device("cuda:0") == torch.device("cuda", 0)
+    assert resolve_device("auto").type == "cuda"
+
+
+@needs_cuda
+def test_a_cuda_index_past_the_last_gpu_is_an_error():
+    count = torch.cuda.device_count()
+    with pytest.raises(DeviceUnavailableError, match=f"'cuda:{count}'"):
+        resolve_device(f"cuda:{count}")
+
+
+@needs_cuda
+def test_describe_names_the_gpu():
+    line = describe_device(resolve_device("cuda"))
+    assert torch.cuda.get_device_name(0) in line
+    assert line.startswith("Executed on GPU ")
+
+
+def test_describe_cpu_line():
+    line = describe_device(torch.device("cpu"))
+    assert line.startswith("Executed on CPU (")
+    assert f"torch {torch.__version__}" in line
+    assert f"{torch.get_num_threads()} CPU thread" in line

@@ -1,0 +1,111 @@
+"""Each ``python -m tensorbook.<program>`` runs and prints what it promises."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tensorbook.__main__ import PROGRAMS
+
+TRAINING_PROGRAMS = ["numpy_net", "manual_net", "autograd_net", "custom_relu", "nn_net"]
+LOSS_LINE = re.compile(r"^step +(\d+)  loss (\d\.\d{6}e[+-]\d{2})$", re.MULTILINE)
+
+
+def run(*args: str, device: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("TENSORBOOK_DEVICE", None)
+    if device is not None:
+        env["TENSORBOOK_DEVICE"] = device
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("program", TRAINING_PROGRAMS)
+def test_training_program_prints_the_loss_every_100_steps(program, device, tmp_path):
+    if program == "numpy_net" and device.type != "cpu":
+        pytest.skip("NumPy runs on the CPU only")
+    result = run(f"tensorbook.{program}", "--device", str(device), "--steps", "250")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Executed on "), result.stdout
+    steps = [int(step) for step, _ in LOSS_LINE.findall(result.stdout)]
+    assert steps == [0, 100, 200, 249]
+    losses = [float(loss) for _, loss in LOSS_LINE.findall(result.stdout)]
+    assert losses[-1] < losses[0] / 1e4
+    if program == "custom_relu":
+        assert f"gradcheck of MyReLU on {device}: passed" in result.stdout
+
+
+def test_the_default_is_the_books_500_steps():
+    result = run("tensorbook.numpy_net", "--device", "cpu")
+    assert result.returncode == 0, result.stderr
+    assert [int(s) for s, _ in LOSS_LINE.findall(result.stdout)] == [0, 100, 200, 300, 400, 499]
+
+
+def test_the_device_comes_from_the_environment_without_a_flag():
+    result = run("tensorbook.manual_net", "--steps", "1", device="cpu")
+    assert result.returncode == 0, result.stderr
+    assert "Executed on CPU" in result.stdout
+
+
+def test_an_unknown_device_is_a_one_line_error():
+    result = run("tensorbook.manual_net", "--device", "tpu")
+    assert result.returncode == 2
+    assert "error: unknown device 'tpu'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
+def test_cuda_without_cuda_is_a_one_line_error():
+    result = run("tensorbook.autograd_net", "--device", "cuda")
+    assert result.returncode == 2
+    assert "error: CUDA was asked for ('cuda', from the argument)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_numpy_refuses_a_gpu_flag():
+    result = run("tensorbook.numpy_net", "--device", "cuda")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "--device cpu" in result.stderr or "CUDA was asked for" in result.stderr
+
+
+@pytest.mark.parametrize("steps", ["0", "-3", "many"])
+def test_steps_must_be_a_positive_integer(steps):
+    result = run("tensorbook.nn_net", "--device", "cpu", "--steps", steps)
+    assert result.returncode == 2
+    assert "expected a positive integer" in result.stderr
+
+
+def test_compare_writes_a_png_of_every_network(tmp_path):
+    output = tmp_path / "losses.png"
+    result = run("tensorbook.compare", "--device", "cpu", "--steps", "101", "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    assert len(LOSS_LINE.findall(result.stdout)) == 5 * 2
+    assert output.read_bytes().startswith(b"\x89PNG")
+
+
+def test_graph_prints_the_tree_and_writes_a_png(tmp_path):
+    output = tmp_path / "graph.png"
+    result = run("tensorbook.graph", "--device", "cpu", "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    assert "SumBackward0\n└── AddBackward0" in result.stdout
+    assert "b (3,) (the same node as above)" in result.stdout
+    assert output.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_package_lists_every_program():
+    result = run("tensorbook")
+    assert result.returncode == 0, result.stderr
+    for program in PROGRAMS:
+        assert re.search(rf"^  {program} +\S", result.stdout, re.MULTILINE), program
