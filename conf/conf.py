@@ -23,8 +23,6 @@ extensions = [
 ]
 
 exclude_patterns = ["_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints"]
-templates_path = [str(CONF_DIR / "_templates")]
-html_static_path = [str(CONF_DIR / "_static")]
 
 # -- Strictness (with -W -n from the command line) ----------------------------------------
 nitpicky = True
