@@ -19,6 +19,7 @@ root_doc = "index"
 extensions = [
     "myst_nb",
     "execution_context",  # conf/_ext: keys cached outputs on device, torch and src
+    "notebook_output",  # conf/_ext: deterministic printed text; failures name the cell
     "mathml_math",  # conf/_ext: math rendered at build time, no script, no CDN
 ]
 

@@ -122,3 +122,15 @@ def test_an_unavailable_device_stops_the_build_at_once(tmp_path, monkeypatch):
     assert "cannot build the book on device 'cuda'" in log
     assert "CUDA was asked for" in log
     assert "Executing notebook" not in log
+
+
+def test_printed_text_does_not_depend_on_how_it_was_chunked():
+    from nbformat.v4 import new_output
+    from notebook_output import coalesce_streams_exactly
+
+    def merged(chunks):
+        outputs = [new_output("stream", name="stdout", text=chunk) for chunk in chunks]
+        return coalesce_streams_exactly(outputs)[0]["text"]
+
+    assert merged(["tensor([2.3])", "\n2.3\n"]) == merged(["tensor([2.3])\n2.3\n"])
+    assert merged(["a\n", "b\n"]) == "a\nb\n"

@@ -16,10 +16,7 @@ imports, the device, and the torch version. This extension
   imports, directly or through other modules, so that jupyter-cache's key
   changes with any of them;
 * tells Sphinx that the page depends on those module files, so that editing
-  one re-reads, and so re-executes, only the pages that import it;
-* turns a failed execution into an error that names the page, the cell (its
-  number, its line in the page and its source) and the exception, in serial
-  and parallel builds alike.
+  one re-reads, and so re-executes, only the pages that import it.
 """
 
 from __future__ import annotations
@@ -33,9 +30,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from myst_nb.core.execute import ExecutionError
-from myst_nb.sphinx_ import Parser as MystNbParser
-from sphinx.errors import ConfigError, SphinxError
+from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -166,54 +161,6 @@ def context_cell(context: str, hashes: dict[str, str]) -> str:
     return f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n"
 
 
-class NotebookCellError(SphinxError):
-    """A code cell of a page raised an exception the page did not mark as expected."""
-
-    category = "A cell of the book failed"
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_RULE = "------------------"
-
-
-def describe_failure(page: str, source: str, cause: BaseException | None) -> str:
-    """Name the page, the failing cell and its exception, from nbclient's error."""
-    text = _ANSI.sub("", str(cause or "the notebook did not finish"))
-    parts = text.split(_RULE)
-    cell = parts[1].strip("\n") if len(parts) >= 3 else ""
-    where = "a code cell"
-    if cell:
-        numbers = [i for i, code in enumerate(page_code(source), 1) if code.strip() == cell.strip()]
-        offset = source.find(cell)
-        line = source.count("\n", 0, offset) + 1 if offset >= 0 else None
-        if numbers:
-            where = f"code cell {numbers[0]}" + (f" (line {line})" if line else "")
-    if getattr(cause, "ename", None):
-        error = f"{cause.ename}: {cause.evalue}"
-    else:
-        error = type(cause).__name__ if cause else "no result"
-    tail = (parts[2] if len(parts) >= 3 else text).strip().splitlines()[-12:]
-    quoted = "\n".join(f"    {line}" for line in cell.splitlines())
-    lines = [f"{page}: {where} raised {error}", quoted]
-    if tail:
-        lines += ["", "Traceback (last lines):", *(f"    {line}" for line in tail)]
-    lines.append("Tag the cell raises-exception if the book means to show this error.")
-    return "\n".join(lines)
-
-
-class CellReportingParser(MystNbParser):
-    """MyST-NB's parser, with failures reported by page and cell."""
-
-    def parse(self, inputstring: str, document) -> None:
-        try:
-            super().parse(inputstring, document)
-        except ExecutionError as error:
-            page = document.settings.env.doc2path(document.settings.env.docname)
-            raise NotebookCellError(
-                describe_failure(str(page), inputstring, error.__cause__)
-            ) from None
-
-
 def _on_config_inited(app, config) -> None:
     device = resolve_build_device(config.tensorbook_device)
     config.tensorbook_device = device
@@ -272,8 +219,6 @@ def setup(app):
     app.add_config_value("tensorbook_src_dir", "", "env")
     app.add_config_value("tensorbook_context", "", "env")
     app.add_config_value("tensorbook_kernel_threads", 1, "env", types=[int])
-    # replaces MyST-NB's parser, so this extension must come after myst_nb
-    app.add_source_parser(CellReportingParser, override=True)
     app.connect("config-inited", _on_config_inited)
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
