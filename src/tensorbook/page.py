@@ -22,14 +22,19 @@ def _png(figure: Figure) -> bytes:
     return print_figure(figure, "png", bbox_inches="tight")
 
 
-def _show_figures_as_png() -> None:
-    """Let IPython display a bare Matplotlib ``Figure`` as a PNG image.
+def _configure_ipython() -> None:
+    """Set up the kernel a page runs in: figures as PNG, errors as one line.
 
     The book's figures are built without ``pyplot``, so the inline backend's
     automatic display never sees them; a page shows a figure by leaving it as
     a cell's last expression, and this registers the formatter for that. It is
     registered by type name, so that pages without figures never import
     Matplotlib (half a second per page).
+
+    A taught error is shown as its type and message, under the cell that raised
+    it. IPython's default quotes source context around every frame, which for an
+    error raised inside torch means a page of torch's internals, the absolute
+    paths of the machine that built the book, and seconds of build time.
     """
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
@@ -37,10 +42,14 @@ def _show_figures_as_png() -> None:
         return
     png = shell.display_formatter.formatters["image/png"]
     png.for_type_by_name("matplotlib.figure", "Figure", _png)
+    shell.InteractiveTB.set_mode(mode="Minimal")
 
 
 def start(seed: int = DEFAULT_SEED) -> torch.device:
     """Resolve the book's device, seed every generator, print the device line.
+
+    Inside a notebook it also sets up figures and tracebacks; see
+    ``_configure_ipython``.
 
     The device comes from ``TENSORBOOK_DEVICE``, which the build sets; see
     :func:`tensorbook.device.resolve_device`.
@@ -58,6 +67,6 @@ def start(seed: int = DEFAULT_SEED) -> torch.device:
     """
     device = resolve_device()
     seed_everything(seed)
-    _show_figures_as_png()
+    _configure_ipython()
     print(describe_device(device))
     return device
