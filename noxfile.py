@@ -36,6 +36,12 @@ def _install(session: nox.Session, *groups: str) -> None:
     session.install(*CONSTRAINTS, "-e", ".", *requirements)
 
 
+def _require_device(session: nox.Session, device: str) -> None:
+    """Stop before any work if the device cannot be had, saying why; never fall back."""
+    if device != "cpu":
+        session.run("python", "-m", "tensorbook.device", device)
+
+
 def _split_device(session: nox.Session) -> tuple[str, list[str]]:
     """Take ``--device X`` out of the posargs; return it and the rest, untouched."""
     parser = argparse.ArgumentParser(prog=f"nox -s {session.name} --", add_help=False)
@@ -50,6 +56,7 @@ def docs(session: nox.Session) -> None:
     other arguments go to sphinx-build."""
     device, rest = _split_device(session)
     _install(session, "docs")
+    _require_device(session, device)
     session.run(
         *sphinx_command(DEFAULT_OUT, extra=rest, python="python"), env={"TENSORBOOK_DEVICE": device}
     )
@@ -61,6 +68,7 @@ def doctest(session: nox.Session) -> None:
     """Run every doctest in src (and any in docs) on --device (default cpu)."""
     device, rest = _split_device(session)
     _install(session, "test")
+    _require_device(session, device)
     session.run(
         "pytest",
         "--doctest-glob=*.md",
@@ -76,6 +84,7 @@ def tests(session: nox.Session) -> None:
     """Run the whole suite, the book's build included, on --device (default cpu)."""
     device, rest = _split_device(session)
     _install(session, "test", "docs")
+    _require_device(session, device)
     session.run("pytest", *rest, env={"TENSORBOOK_DEVICE": device})
 
 
@@ -92,4 +101,5 @@ def bench(session: nox.Session) -> None:
     """Print build figures: cold, unchanged, after a prose edit, after a src edit."""
     device, rest = _split_device(session)
     _install(session, "docs")
+    _require_device(session, device)
     session.run("python", "conf/bench_build.py", *rest, env={"TENSORBOOK_DEVICE": device})

@@ -109,3 +109,19 @@ def test_the_package_lists_every_program():
     assert result.returncode == 0, result.stderr
     for program in PROGRAMS:
         assert re.search(rf"^  {program} +\S", result.stdout, re.MULTILINE), program
+
+
+def test_the_device_check_that_the_build_sessions_run_first():
+    ok = run("tensorbook.device", "cpu")
+    assert ok.returncode == 0
+    assert ok.stdout.startswith("cpu: Executed on CPU")
+    bad = run("tensorbook.device", "tpu")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "python -m tensorbook.device: unknown device 'tpu': "
+        "expected 'auto', 'cpu', 'cuda' or 'cuda:N'"
+    )
+    if not torch.cuda.is_available():
+        missing = run("tensorbook.device", "cuda")
+        assert missing.returncode == 2
+        assert "CUDA was asked for" in missing.stderr

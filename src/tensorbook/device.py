@@ -13,6 +13,8 @@ import logging
 import os
 import platform
 import re
+import sys
+from collections.abc import Sequence
 
 import torch
 
@@ -20,6 +22,7 @@ __all__ = [
     "ENV_VAR",
     "DeviceUnavailableError",
     "describe_device",
+    "main",
     "resolve_device",
 ]
 
@@ -157,3 +160,34 @@ def describe_device(device: torch.device) -> str:
         name = torch.cuda.get_device_name(index)
         return f"Executed on GPU {name} (cuda:{index}, CUDA {torch.version.cuda}) · {tail}"
     return f"Executed on CPU ({platform.machine() or 'unknown architecture'}) · {tail}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tensorbook.device [SPEC]``: say what SPEC resolves to, or why it cannot.
+
+    The build sessions run this first, so that an unavailable device stops them
+    before any work, with one line saying why.
+
+    Examples
+    --------
+    >>> main(["cpu"])
+    cpu: Executed on CPU ...
+    0
+    >>> main(["tpu"])
+    2
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) > 1:
+        print("usage: python -m tensorbook.device [auto|cpu|cuda|cuda:N]", file=sys.stderr)
+        return 2
+    try:
+        device = resolve_device(args[0] if args else None)
+    except (ValueError, DeviceUnavailableError) as error:
+        print(f"python -m tensorbook.device: {error}", file=sys.stderr)
+        return 2
+    print(f"{device}: {describe_device(device)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
