@@ -21,9 +21,12 @@ extensions = [
     "execution_context",  # conf/_ext: keys cached outputs on device, torch and src
     "notebook_output",  # conf/_ext: deterministic printed text; failures name the cell
     "mathml_math",  # conf/_ext: math rendered at build time, no script, no CDN
+    "pysource",  # conf/_ext: a program's real source, without its docstring
 ]
 
 exclude_patterns = ["_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints"]
+html_static_path = [str(CONF_DIR / "_static")]
+html_css_files = ["tensorbook.css"]
 
 # -- Strictness (with -W -n from the command line) ----------------------------------------
 nitpicky = True

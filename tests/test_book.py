@@ -11,6 +11,7 @@ import nbformat
 import pytest
 import torch
 from bookhelpers import CHAPTERS, ROOT, build_book
+from pysource import source_without_docstrings
 
 from tensorbook import numpy_net
 from tensorbook.device import resolve_device
@@ -115,8 +116,12 @@ def test_pages_show_the_programs_real_source(built_book):
     """The page quotes numpy_net.gradients exactly as the package defines it."""
     html = (built_book / "html" / "warmup_numpy.html").read_text(encoding="utf-8")
     text = unescape(re.sub(r"<[^>]+>", "", html))
-    for line in inspect.getsource(numpy_net.gradients).splitlines():
+    source = inspect.getsource(numpy_net.gradients)
+    shown = source_without_docstrings(source, "gradients")
+    assert "check_shapes(x, y, w1, w2)" in shown
+    for line in shown.splitlines():
         assert line in text, line
+    assert "tensorbook.numpy_net.gradients (docstring left out)" in text
 
 
 def article(root: Path, chapter: str) -> str:
