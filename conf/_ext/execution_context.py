@@ -162,22 +162,9 @@ def context_cell(context: str, hashes: dict[str, str]) -> str:
 
 
 def _on_config_inited(app, config) -> None:
-    device = resolve_build_device(config.tensorbook_device)
-    config.tensorbook_device = device
-    torch_version = importlib.metadata.version("torch")
-    # a change of either makes Sphinx re-read every page, and so re-key every notebook
-    config.tensorbook_context = (
-        f"device {device}, torch {torch_version}, {config.tensorbook_kernel_threads} threads"
-    )
-    os.environ["TENSORBOOK_DEVICE"] = device
-    # Pages execute side by side (-j); one intra-op thread each keeps them from fighting
-    # over the cores, and makes float sums, and so printed digits, independent of how
-    # many cores the building machine has. The device line on every page reports it.
-    threads = str(config.tensorbook_kernel_threads)
-    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[variable] = threads
     if not config.tensorbook_src_dir:
         raise ConfigError("tensorbook_src_dir must name the folder that holds the package")
+    # the kernels, and this process when it checks the device, use the src beside conf
     src = str(Path(config.tensorbook_src_dir).resolve())
     paths = [
         src,
@@ -186,6 +173,20 @@ def _on_config_inited(app, config) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     if src not in sys.path:
         sys.path.insert(0, src)
+
+    device = resolve_build_device(config.tensorbook_device)
+    config.tensorbook_device = device
+    os.environ["TENSORBOOK_DEVICE"] = device
+    # Pages execute side by side (-j); one intra-op thread each keeps them from fighting
+    # over the cores, and makes float sums, and so printed digits, independent of how
+    # many cores the building machine has. The device line on every page reports it.
+    threads = str(config.tensorbook_kernel_threads)
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[variable] = threads
+
+    torch_version = importlib.metadata.version("torch")
+    # a change of any of these makes Sphinx re-read every page, and so re-key every notebook
+    config.tensorbook_context = f"device {device}, torch {torch_version}, {threads} threads"
     logger.info("tensorbook: executing pages on %s with torch %s", device, torch_version)
 
 
