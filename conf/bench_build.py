@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from book_build import ROOT, sphinx_command
-from jupyter_cache import get_cache
+from book_build import ROOT, executed_pages, sphinx_command
 
 PROSE_PAGE = "tensors.md"
 PROSE_EDIT = "\nThis sentence was added by the build benchmark.\n"
@@ -30,23 +29,17 @@ SRC_MODULE = "custom_relu.py"
 SRC_EDIT = "\n# A comment added by the build benchmark.\n"
 
 
-def _records(cache_dir: Path) -> dict[int, str]:
-    if not cache_dir.exists():
-        return {}
-    return {r.pk: Path(r.uri).name for r in get_cache(str(cache_dir)).list_cache_records()}
-
-
 def _build(tree: Path, label: str, rows: list[tuple[str, float, list[str]]]) -> None:
     out = tree / "build" / "html"
     cache_dir = tree / "build" / ".jupyter_cache"
-    before = _records(cache_dir)
+    before = executed_pages(cache_dir)
     command = sphinx_command(out, docs=tree / "docs", conf=tree / "conf", extra=["-q"])
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"bench: the build '{label}' failed:\n{result.stdout}\n{result.stderr}")
-    after = _records(cache_dir)
+    after = executed_pages(cache_dir)
     executed = sorted(uri for pk, uri in after.items() if pk not in before)
     rows.append((label, seconds, executed))
     print(f"{label:<38} {seconds:6.1f} s   executed {len(executed)}: {', '.join(executed)}")

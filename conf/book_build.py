@@ -41,3 +41,16 @@ def sphinx_command(
         str(out),
         *extra,
     ]
+
+
+def executed_pages(cache_dir: Path) -> dict[int, str]:
+    """The jupyter-cache records under ``cache_dir``: record id to page file name.
+
+    A build that executed a page added a record for it, so the ids that are new
+    after a build name the pages it executed.
+    """
+    if not cache_dir.exists():
+        return {}
+    from jupyter_cache import get_cache  # not needed by nox itself, which imports this module
+
+    return {r.pk: Path(r.uri).name for r in get_cache(str(cache_dir)).list_cache_records()}

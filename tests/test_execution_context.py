@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 import torch
+from book_build import executed_pages
 from bookhelpers import ROOT, build_book
 from execution_context import context_cell, page_code, page_dependencies
-from jupyter_cache import get_cache
 
 SRC = ROOT / "src"
 
@@ -69,11 +68,6 @@ def test_the_context_cell_is_hidden_and_names_everything():
     assert "# tensorbook.page: abc" in cell
 
 
-def _records(build: Path) -> dict[int, str]:
-    cache = get_cache(str(build / ".jupyter_cache"))
-    return {r.pk: Path(r.uri).name for r in cache.list_cache_records()}
-
-
 @pytest.mark.book
 def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
     """Prose: nothing. A module: the pages importing it. The device: every page."""
@@ -93,10 +87,14 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
     build = tree / "build"
 
     def rebuild() -> list[str]:
-        before = _records(build) if (build / ".jupyter_cache").exists() else {}
+        before = executed_pages(build / ".jupyter_cache")
         result = build_book(build / "html", docs=docs, conf=tree / "conf")
         assert result.returncode == 0, result.stdout + result.stderr
-        return sorted(name for pk, name in _records(build).items() if pk not in before)
+        return sorted(
+            name
+            for pk, name in executed_pages(build / ".jupyter_cache").items()
+            if pk not in before
+        )
 
     assert rebuild() == ["graph_page.md", "index.md"]
     assert rebuild() == []

@@ -144,6 +144,12 @@ def page_dependencies(source: str, src_dir: Path) -> list[str]:
     return sorted(closure)
 
 
+@cache
+def _file_hash(path: Path) -> str:
+    """A short hash of a module's bytes; read once per build, however many pages use it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
 def _is_text_notebook(source: str) -> bool:
     front = _FRONT_MATTER.match(source)
     return bool(front and re.search(r"^file_format:\s*mystnb\s*$", front[1], re.MULTILINE))
@@ -199,7 +205,7 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
     for name in page_dependencies(source[0], src_dir):
         path = modules[name]
         app.env.note_dependency(str(path))
-        hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        hashes[name] = _file_hash(path)
     source[0] += context_cell(app.config.tensorbook_context, hashes)
 
 
