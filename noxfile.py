@@ -1,7 +1,9 @@
 """Build the book, run its doctests and tests, lint, and measure the build.
 
-    nox -s docs                      # the book, executed on the CPU, into build/html
+    nox -s docs                      # both editions, executed on the CPU, into build/html
     nox -s docs -- --device cuda     # the same on the GPU; fails at once without one
+    nox -s docs -- --language en     # one edition only
+    nox -s translate                 # after an English edit: refresh the catalogs
     nox -s doctest -- --device cuda  # the package's doctests on a device
     nox -s tests                     # everything CI runs, the book's build included
     nox -s lint
@@ -21,13 +23,23 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "conf"))
-from book_build import DEFAULT_OUT, sphinx_command
+from book_build import (
+    DEFAULT_OUT,
+    LOCALE_DIR,
+    book_languages,
+    catalog_update_command,
+    gettext_command,
+    sphinx_command,
+    write_language_index,
+)
 
 nox.options.default_venv_backend = "virtualenv"
 nox.options.sessions = ["lint", "tests"]
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONSTRAINTS = ("-c", "conf/constraints.txt")
+LANGUAGES, SOURCE_LANGUAGE = book_languages()  # listed once, in conf/conf.py
+POT_DIR = ROOT / "build" / "gettext"
 
 
 def _install(session: nox.Session, *groups: str) -> None:
@@ -52,15 +64,37 @@ def _split_device(session: nox.Session) -> tuple[str, list[str]]:
 
 @nox.session(reuse_venv=True)
 def docs(session: nox.Session) -> None:
-    """Build the book as HTML into build/html. Pass --device cuda for a GPU build;
-    other arguments go to sphinx-build."""
+    """Build the book into build/html, English first, then each translation, which
+    reuses the executed outputs. Pass --device cuda for a GPU build, --language xx for
+    one edition; other arguments go to sphinx-build."""
     device, rest = _split_device(session)
+    parser = argparse.ArgumentParser(prog="nox -s docs --", add_help=False)
+    parser.add_argument("--language", action="append", choices=list(LANGUAGES))
+    known, rest = parser.parse_known_args(rest)
+    languages = known.language or list(LANGUAGES)
     _install(session, "docs")
     _require_device(session, device)
-    session.run(
-        *sphinx_command(DEFAULT_OUT, extra=rest, python="python"), env={"TENSORBOOK_DEVICE": device}
-    )
+    for language in sorted(languages, key=list(LANGUAGES).index):  # the source first
+        session.run(
+            *sphinx_command(DEFAULT_OUT, language=language, extra=rest, python="python"),
+            env={"TENSORBOOK_DEVICE": device},
+        )
+    write_language_index(DEFAULT_OUT, LANGUAGES, SOURCE_LANGUAGE)
     session.log(f"The book ({device}) is in {DEFAULT_OUT}; open {DEFAULT_OUT / 'index.html'}")
+
+
+@nox.session(reuse_venv=True)
+def translate(session: nox.Session) -> None:
+    """Refresh the catalogs in docs/locales after an English edit: extract the messages,
+    merge them into every language's catalogs (changed ones marked fuzzy, obsolete ones
+    removed), and list what is left to translate."""
+    _install(session, "docs")
+    session.run(*gettext_command(POT_DIR, python="python"))
+    for language in LANGUAGES:
+        if language != SOURCE_LANGUAGE:
+            session.run(*catalog_update_command(POT_DIR, LOCALE_DIR, language, python="python"))
+    # what is left to translate; not an error here, the tests fail on it
+    session.run("python", "conf/translation_gate.py", "--pot-dir", str(POT_DIR), success_codes=[0, 1])
 
 
 @nox.session(reuse_venv=True)

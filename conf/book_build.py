@@ -1,29 +1,60 @@
-"""The one sphinx-build command line that nox, the tests and the benchmark all use."""
+"""The sphinx-build command lines that nox, the tests and the benchmark all use.
+
+A build folder (``build/`` for ``nox -s docs``) holds::
+
+    html/                 the site: index.html (choose a language), en/, zh_CN/
+    doctrees/<language>/  Sphinx's pickled pages, one environment per edition
+    jupyter_execute/<language>/  the executed notebooks and their images
+    .jupyter_cache/       executed outputs, shared: the second edition reuses them
+"""
 
 from __future__ import annotations
 
+import ast
+import html
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+LOCALE_DIR = ROOT / "docs" / "locales"
+"""The catalogs: ``<language>/LC_MESSAGES/<page>.po``, one per page and translation."""
 DEFAULT_OUT = ROOT / "build" / "html"
-"""Where ``nox -s docs`` writes the HTML; the executed-notebook cache sits beside it."""
+"""Where ``nox -s docs`` writes the site; the build's working folders sit beside it."""
 
 # Pages execute in two reader processes: the 2-core machines the book is built on run
 # one kernel per core, and the kernels are most of a cold build's time.
 JOBS = 2
 
 
+def book_languages(conf: Path = ROOT / "conf") -> tuple[dict[str, str], str]:
+    """``LANGUAGES`` and ``SOURCE_LANGUAGE`` from conf.py, read without running it.
+
+    conf.py is the one place that lists the editions; reading its literals keeps
+    nox and the tests from importing Sphinx's configuration module.
+    """
+    values = {}
+    for statement in ast.parse((conf / "conf.py").read_text(encoding="utf-8")).body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and target.id in {"LANGUAGES", "SOURCE_LANGUAGE"}:
+                values[target.id] = ast.literal_eval(statement.value)
+    return values["LANGUAGES"], values["SOURCE_LANGUAGE"]
+
+
 def sphinx_command(
-    out: Path = DEFAULT_OUT,
+    site: Path = DEFAULT_OUT,
     *,
+    language: str = "en",
     docs: Path = ROOT / "docs",
     conf: Path = ROOT / "conf",
     extra: Sequence[str] = (),
     python: str = sys.executable,
 ) -> list[str]:
-    """``python -m sphinx`` with warnings as errors (-W), nitpicky (-n), in parallel."""
+    """Build one edition into ``site/<language>``: warnings are errors (-W), nitpicky (-n),
+    pages read in parallel, executed outputs cached beside the site for all editions."""
+    work = site.parent
     return [
         python,
         "-m",
@@ -37,10 +68,99 @@ def sphinx_command(
         "html",
         "-c",
         str(conf),
+        "-d",
+        str(work / "doctrees" / language),
+        "-D",
+        f"language={language}",
+        "-D",
+        f"nb_execution_cache_path={work / '.jupyter_cache'}",
+        "-D",
+        f"tensorbook_output_folder={work / 'jupyter_execute' / language}",
         str(docs),
-        str(out),
+        str(site / language),
         *extra,
     ]
+
+
+def gettext_command(
+    pot_dir: Path,
+    *,
+    docs: Path = ROOT / "docs",
+    conf: Path = ROOT / "conf",
+    python: str = sys.executable,
+) -> list[str]:
+    """Extract the English messages into ``pot_dir`` (one .pot per page).
+
+    Nothing is executed: outputs are never translated, so the catalogs only need
+    the prose, and extraction stays a matter of seconds.
+    """
+    return [
+        python,
+        "-m",
+        "sphinx",
+        "-W",
+        "-n",
+        "--keep-going",
+        "-q",
+        "-b",
+        "gettext",
+        "-c",
+        str(conf),
+        "-d",
+        str(pot_dir.parent / "doctrees" / "gettext"),
+        "-D",
+        "nb_execution_mode=off",
+        # unexecuted cells carry no kernel language, so their lexer is unknown; no matter,
+        # since code is not extracted
+        "-D",
+        "suppress_warnings=myst-nb.lexer",
+        str(docs),
+        str(pot_dir),
+    ]
+
+
+def catalog_update_command(
+    pot_dir: Path, locale_dir: Path, language: str, *, python: str = sys.executable
+) -> list[str]:
+    """Merge freshly extracted messages into one language's catalogs, with sphinx-intl.
+
+    A changed message keeps its old translation marked fuzzy, a new one arrives empty,
+    and a message the English no longer has is removed rather than kept as ``#~``.
+    """
+    return [
+        python,
+        "-m",
+        "sphinx_intl",
+        "update",
+        "--pot-dir",
+        str(pot_dir),
+        "--locale-dir",  # always explicit: sphinx-intl would read it relative to conf/
+        str(locale_dir),
+        "--language",
+        language,
+        "--no-obsolete",
+        "--line-width",
+        "0",  # one line per message, so that a diff shows whole sentences
+    ]
+
+
+def write_language_index(site: Path, languages: dict[str, str], source: str) -> Path:
+    """Write ``site/index.html``: a list of the editions, and a script that opens the
+    one that best matches the browser's languages (the list works without it)."""
+    items = "\n".join(
+        f'      <li><a href="{code}/index.html" hreflang="{code.replace("_", "-")}" '
+        f'lang="{code.replace("_", "-")}">{html.escape(name)}</a></li>'
+        for code, name in languages.items()
+    )
+    template = (Path(__file__).parent / "language_index.html").read_text(encoding="utf-8")
+    page = template.replace("@EDITIONS@", json.dumps(list(languages))).replace(
+        "@SOURCE@", json.dumps(source)
+    )
+    page = page.replace("@LINKS@", items)
+    site.mkdir(parents=True, exist_ok=True)
+    index = site / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
 
 
 def executed_pages(cache_dir: Path) -> dict[int, str]:

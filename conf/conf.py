@@ -13,8 +13,21 @@ project = "tensorbook"
 author = "the tensorbook authors"
 copyright = "2026, the tensorbook authors"
 release = "0.1"
-language = "en"
 root_doc = "index"
+
+# -- Editions -----------------------------------------------------------------------------
+# The one list of the book's languages: English is the source, every other edition is
+# built from it through the catalogs in docs/locales. The noxfile, the tests and the
+# language switcher all read this dict; conf/_ext/editions.py refuses any other language.
+LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
+SOURCE_LANGUAGE = "en"
+language = SOURCE_LANGUAGE  # sphinx-build -D language=zh_CN builds the Chinese edition
+locale_dirs = ["locales/"]  # relative to docs/, where the catalogs live with the content
+gettext_compact = False  # one catalog per page
+gettext_uuid = False
+gettext_location = True  # translators see where each message comes from
+tensorbook_languages = LANGUAGES
+tensorbook_source_language = SOURCE_LANGUAGE
 
 extensions = [
     "myst_nb",
@@ -22,9 +35,11 @@ extensions = [
     "notebook_output",  # conf/_ext: deterministic printed text; failures name the cell
     "mathml_math",  # conf/_ext: math rendered at build time, no script, no CDN
     "pysource",  # conf/_ext: a program's real source, without its docstring
+    "editions",  # conf/_ext: languages, catalog checks, the language switcher
 ]
 
-exclude_patterns = ["_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints", "locales"]
+templates_path = [str(CONF_DIR / "_templates")]
 html_static_path = [str(CONF_DIR / "_static")]
 html_css_files = ["tensorbook.css"]
 
@@ -63,7 +78,12 @@ html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
+    "article_header_end": ["language-switcher.html", "article-header-buttons.html"],
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,
 }
+
+# Chinese has no spaces between words: the search index splits it with jieba, which
+# also has to know the book's own terms (张量, 自动求导, ...) to keep them whole.
+html_search_options = {"dict": str(CONF_DIR / "search_words_zh_CN.txt")}

@@ -221,12 +221,22 @@ def _on_before_read(app, env, docnames: list[str]) -> None:
     get_cache(env.mystnb_config.execution_cache_path).list_cache_records()
 
 
+def _on_builder_inited(app) -> None:
+    # MyST-NB writes executed notebooks and their images beside the output folder,
+    # which, with one output folder per language inside the site, would publish them.
+    if app.config.tensorbook_output_folder:
+        folder = str(Path(app.config.tensorbook_output_folder).resolve())
+        app.env.mystnb_config = app.env.mystnb_config.copy(output_folder=folder)
+
+
 def setup(app):
     app.add_config_value("tensorbook_device", os.environ.get("TENSORBOOK_DEVICE", "cpu"), "env")
     app.add_config_value("tensorbook_src_dir", "", "env")
     app.add_config_value("tensorbook_context", "", "env")
     app.add_config_value("tensorbook_kernel_threads", 1, "env", types=[int])
+    app.add_config_value("tensorbook_output_folder", "", "env")
     app.connect("config-inited", _on_config_inited)
+    app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -20,6 +20,10 @@ def loss_figure(
 ) -> Figure:
     """Plot one or more loss curves against the step, on a log scale.
 
+    The axes are labelled with symbols, the loss :math:`L` (its formula) against the
+    step :math:`t`, so the figure reads the same in every edition of the book; the
+    page around it says what they are.
+
     Parameters
     ----------
     curves : mapping of str to sequence of float
@@ -39,10 +43,12 @@ def loss_figure(
 
     Examples
     --------
-    >>> fig = loss_figure({"NumPy": [100.0, 10.0, 1.0]}, title="demo")
+    >>> fig = loss_figure({"numpy_net": [100.0, 10.0, 1.0]}, title="demo")
     >>> ax = fig.axes[0]
-    >>> ax.get_yscale(), ax.get_xlabel(), ax.get_ylabel(), ax.get_title()
-    ('log', 'step', 'loss (sum of squared errors)', 'demo')
+    >>> ax.get_yscale(), ax.get_title()
+    ('log', 'demo')
+    >>> print(ax.get_xlabel(), ax.get_ylabel())
+    $t$ $L = \\sum\\,(\\hat{y} - y)^2$
     >>> loss_figure({"bad": [1.0, 0.0]})
     Traceback (most recent call last):
     ...
@@ -65,8 +71,8 @@ def loss_figure(
         marked = [*range(0, len(losses), every), len(losses) - 1] if every else []
         ax.plot(marked, [losses[i] for i in marked], "o", color=line.get_color(), markersize=3)
     ax.set_yscale("log")
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss (sum of squared errors)")
+    ax.set_xlabel("$t$")
+    ax.set_ylabel(r"$L = \sum\,(\hat{y} - y)^2$")
     ax.grid(True, which="major", linewidth=0.5, alpha=0.5)
     if title:
         ax.set_title(title)

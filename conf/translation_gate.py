@@ -1,0 +1,150 @@
+"""The staleness gate: every translation must follow the English, message by message.
+
+It compares the messages extracted from the English pages (the ``.pot`` files that
+Sphinx's gettext builder writes) with each translation's catalogs (``.po``) and
+reports, with the catalog's file and line and the English text:
+
+* a message that is untranslated or fuzzy (sphinx-intl marks a changed message
+  fuzzy and keeps its old translation as a hint);
+* a message of the English pages that a catalog lacks, or a page without a
+  catalog: the catalogs were not refreshed (``nox -s translate``);
+* a message that the English no longer has, live or kept as an obsolete ``#~``
+  entry: obsolete messages are removed, not left behind.
+
+The tests run it, so CI fails as soon as the English changes until the translation
+follows. ``python conf/translation_gate.py`` runs it from the command line; without
+``--pot-dir`` it extracts the messages itself, into a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po
+from book_build import LOCALE_DIR, ROOT, book_languages, gettext_command
+
+
+@dataclass(frozen=True)
+class StaleMessage:
+    """One message that keeps a translation from being complete and current."""
+
+    catalog: Path
+    line: int  # of the message in the catalog; 0 where the catalog lacks it
+    problem: str
+    english: str
+
+    def __str__(self) -> str:
+        english = " ".join(self.english.split())
+        if len(english) > 100:
+            english = english[:97] + "..."
+        where = f"{_shown(self.catalog)}:{self.line}" if self.line else _shown(self.catalog)
+        return f"{where}: {self.problem}: {english!r}"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _read(path: Path) -> Catalog:
+    with path.open("rb") as file:
+        return read_po(file, abort_invalid=True)
+
+
+def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
+    """What is wrong inside one catalog; with ``english`` (the page's messages), also
+    which messages the English no longer has.
+
+    The header entry (empty msgid) is not a message and is never reported.
+    """
+    catalog = _read(po_path)
+    problems = []
+    for message in catalog:
+        if not message.id:
+            continue
+        text = message.id if isinstance(message.id, str) else message.id[0]
+        if english is not None and text not in english:
+            problems.append(StaleMessage(po_path, message.lineno, "no longer in the English", text))
+        elif message.fuzzy:
+            problems.append(StaleMessage(po_path, message.lineno, "fuzzy", text))
+        elif not message.string:
+            problems.append(StaleMessage(po_path, message.lineno, "untranslated", text))
+    for message in catalog.obsolete.values():
+        text = message.id if isinstance(message.id, str) else message.id[0]
+        problems.append(StaleMessage(po_path, message.lineno, "obsolete (#~), remove it", text))
+    return problems
+
+
+def stale_messages(pot_dir: Path, locale_dir: Path, languages: list[str]) -> list[StaleMessage]:
+    """Every message of every translation that does not follow the English pages."""
+    problems = []
+    templates = {pot.stem: pot for pot in sorted(pot_dir.glob("*.pot"))}
+    for language in languages:
+        catalogs = locale_dir / language / "LC_MESSAGES"
+        for page, pot in templates.items():
+            english = {m.id for m in _read(pot) if m.id}
+            po_path = catalogs / f"{page}.po"
+            if not po_path.exists():
+                problems.append(
+                    StaleMessage(po_path, 0, "no catalog for this page; run nox -s translate", page)
+                )
+                continue
+            problems.extend(catalog_problems(po_path, english))
+            translated = {m.id for m in _read(po_path) if m.id}
+            problems.extend(
+                StaleMessage(po_path, 0, "not in the catalog; run nox -s translate", text)
+                for text in sorted(english - translated)
+            )
+        for po_path in sorted(catalogs.glob("*.po")):
+            if po_path.stem not in templates:
+                problems.append(StaleMessage(po_path, 0, "catalog of a page that is gone", ""))
+    return problems
+
+
+def extract_messages(pot_dir: Path, *, docs: Path, conf: Path) -> None:
+    """Run Sphinx's gettext builder over the English pages, into ``pot_dir``."""
+    result = subprocess.run(
+        gettext_command(pot_dir, docs=docs, conf=conf),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"extracting the messages failed:\n{result.stdout}{result.stderr}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pot-dir", type=Path, help="extracted messages (default: extract now)")
+    parser.add_argument("--docs", type=Path, default=ROOT / "docs")
+    parser.add_argument("--conf", type=Path, default=ROOT / "conf")
+    args = parser.parse_args(argv)
+
+    languages, source = book_languages(args.conf)
+    translations = [code for code in languages if code != source]
+    locale_dir = args.docs / LOCALE_DIR.relative_to(ROOT / "docs")
+    with tempfile.TemporaryDirectory(prefix="tensorbook-pot-") as scratch:
+        pot_dir = args.pot_dir
+        if pot_dir is None:
+            pot_dir = Path(scratch) / "gettext"
+            extract_messages(pot_dir, docs=args.docs, conf=args.conf)
+        problems = stale_messages(pot_dir, locale_dir, translations)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} messages do not follow the English ({', '.join(translations)})")
+        return 1
+    print(f"every message is translated and current ({', '.join(translations)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
