@@ -94,7 +94,9 @@ def translate(session: nox.Session) -> None:
         if language != SOURCE_LANGUAGE:
             session.run(*catalog_update_command(POT_DIR, LOCALE_DIR, language, python="python"))
     # what is left to translate; not an error here, the tests fail on it
-    session.run("python", "conf/translation_gate.py", "--pot-dir", str(POT_DIR), success_codes=[0, 1])
+    session.run(
+        "python", "conf/translation_gate.py", "--pot-dir", str(POT_DIR), success_codes=[0, 1]
+    )
 
 
 @nox.session(reuse_venv=True)

@@ -2,7 +2,7 @@
 
 A build folder (``build/`` for ``nox -s docs``) holds::
 
-    html/                 the site: index.html (choose a language), en/, zh_CN/
+    html/                 the site: index.html (choose a language), one folder per language
     doctrees/<language>/  Sphinx's pickled pages, one environment per edition
     jupyter_execute/<language>/  the executed notebooks and their images
     .jupyter_cache/       executed outputs, shared: the second edition reuses them

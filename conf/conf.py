@@ -38,7 +38,13 @@ extensions = [
     "editions",  # conf/_ext: languages, catalog checks, the language switcher
 ]
 
-exclude_patterns = ["_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints", "locales"]
+exclude_patterns = [
+    "_build",
+    "jupyter_execute",
+    ".jupyter_cache",
+    "**.ipynb_checkpoints",
+    "locales",
+]
 templates_path = [str(CONF_DIR / "_templates")]
 html_static_path = [str(CONF_DIR / "_static")]
 html_css_files = ["tensorbook.css"]

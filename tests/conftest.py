@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from bookhelpers import build_book
+from book_build import executed_pages
+from bookhelpers import LANGUAGES, build_book
 
 from tensorbook.problem import Sizes, make_problem
 
@@ -40,9 +41,23 @@ def small_problem():
 
 
 @pytest.fixture(scope="session")
-def built_book(tmp_path_factory) -> Path:
-    """The whole book, built once per session from a cold cache; the build folder."""
+def book_builds(tmp_path_factory) -> tuple[Path, dict[str, list[str]]]:
+    """The whole book, every edition, built once per session from a cold cache, as
+    ``nox -s docs`` builds it; the build folder, and the pages each edition executed."""
     root = tmp_path_factory.mktemp("book")
-    result = build_book(root / "html")
-    assert result.returncode == 0, f"the book failed to build:\n{result.stdout}\n{result.stderr}"
-    return root
+    executed = {}
+    for language in LANGUAGES:
+        before = executed_pages(root / ".jupyter_cache")
+        result = build_book(root / "html", languages=[language])
+        assert result.returncode == 0, (
+            f"the {language} edition failed to build:\n{result.stdout}\n{result.stderr}"
+        )
+        after = executed_pages(root / ".jupyter_cache")
+        executed[language] = sorted(name for pk, name in after.items() if pk not in before)
+    return root, executed
+
+
+@pytest.fixture(scope="session")
+def built_book(book_builds) -> Path:
+    """The build folder of the whole book: html/<language>/, jupyter_execute/<language>/."""
+    return book_builds[0]

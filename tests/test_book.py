@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-from bookhelpers import CHAPTERS, ROOT, build_book
+from bookhelpers import CHAPTERS, ROOT, SOURCE_LANGUAGE, build_book, page
 from pysource import source_without_docstrings
 
 from tensorbook import numpy_net
@@ -19,8 +19,8 @@ from tensorbook.device import resolve_device
 pytestmark = pytest.mark.book
 
 
-def executed(root: Path, chapter: str) -> nbformat.NotebookNode:
-    return nbformat.read(root / "jupyter_execute" / f"{chapter}.ipynb", as_version=4)
+def executed(root: Path, chapter: str, language: str = SOURCE_LANGUAGE) -> nbformat.NotebookNode:
+    return nbformat.read(root / "jupyter_execute" / language / f"{chapter}.ipynb", as_version=4)
 
 
 def code_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -36,10 +36,9 @@ def output_text(output: nbformat.NotebookNode) -> str:
 
 
 def test_every_chapter_is_built_and_listed(built_book):
-    index = (built_book / "html" / "index.html").read_text(encoding="utf-8")
+    index = page(built_book, "index")
     for chapter in CHAPTERS:
-        page = built_book / "html" / f"{chapter}.html"
-        assert page.exists(), chapter
+        assert (built_book / "html" / SOURCE_LANGUAGE / f"{chapter}.html").exists(), chapter
         if chapter != "index":
             assert f'href="{chapter}.html"' in index, f"{chapter} missing from the contents"
 
@@ -52,7 +51,7 @@ def test_every_page_opens_with_its_device_line(built_book):
         line = output_text(first.outputs[0])
         assert line.startswith(expected), (chapter, line)
         assert f"torch {torch.__version__}" in line, (chapter, line)
-        html = (built_book / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+        html = page(built_book, chapter)
         # near the top: after the page's title, before its first section
         title = html.find("<h1", html.find("<article"))
         section = html.find("<h2", title)
@@ -98,23 +97,23 @@ def test_figures_are_rendered_as_images(built_book):
             if "image/png" in o.get("data", {})
         ]
         assert len(images) == count, chapter
-        html = (built_book / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+        html = page(built_book, chapter)
         assert html.count('<img alt="_images/') + html.count('src="_images/') >= count
 
 
 def test_math_is_mathml_and_nothing_is_loaded_from_elsewhere(built_book):
-    page = (built_book / "html" / "warmup_numpy.html").read_text(encoding="utf-8")
-    assert "<math" in page
-    assert "\\frac" not in page.split("</head>")[1].split("<math")[0]
+    warmup = page(built_book, "warmup_numpy")
+    assert "<math" in warmup
+    assert "\\frac" not in warmup.split("</head>")[1].split("<math")[0]
     for chapter in CHAPTERS:
-        html = (built_book / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+        html = page(built_book, chapter)
         loads = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?://[^"]+)"', html)
         assert not loads, (chapter, loads)
 
 
 def test_pages_show_the_programs_real_source(built_book):
     """The page quotes numpy_net.gradients exactly as the package defines it."""
-    html = (built_book / "html" / "warmup_numpy.html").read_text(encoding="utf-8")
+    html = page(built_book, "warmup_numpy")
     text = unescape(re.sub(r"<[^>]+>", "", html))
     source = inspect.getsource(numpy_net.gradients)
     shown = source_without_docstrings(source, "gradients")
@@ -126,7 +125,7 @@ def test_pages_show_the_programs_real_source(built_book):
 
 def article(root: Path, chapter: str) -> str:
     """The part of a page that the book wrote: its text, code, outputs and images."""
-    html = (root / "html" / f"{chapter}.html").read_text(encoding="utf-8")
+    html = page(root, chapter)
     return html[html.index("<article") : html.index("</article>")]
 
 
@@ -137,12 +136,13 @@ def test_two_clean_builds_give_identical_outputs(built_book, tmp_path):
     (The executed notebooks on disk are not compared: how printed text is cut
     into chunks there depends on when the kernel flushed, which no seed fixes.)
     """
-    result = build_book(tmp_path / "html")
+    result = build_book(tmp_path / "html", languages=[SOURCE_LANGUAGE])
     assert result.returncode == 0, result.stderr
     for chapter in CHAPTERS:
         assert article(built_book, chapter) == article(tmp_path, chapter), chapter
-    first = sorted(p.name for p in (built_book / "html" / "_images").iterdir())
-    assert first == sorted(p.name for p in (tmp_path / "html" / "_images").iterdir())
+    images = Path("html", SOURCE_LANGUAGE, "_images")
+    first = sorted(p.name for p in (built_book / images).iterdir())
+    assert first == sorted(p.name for p in (tmp_path / images).iterdir())
 
 
 def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
@@ -154,7 +154,7 @@ def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
         "```{code-cell} ipython3\ny = name_that_does_not_exist + 1\n```\n",
         encoding="utf-8",
     )
-    result = build_book(tmp_path / "out" / "html", docs=docs)
+    result = build_book(tmp_path / "out" / "html", docs=docs, languages=[SOURCE_LANGUAGE])
     log = result.stdout + result.stderr
     assert result.returncode != 0
     page = docs / "index.md"

@@ -15,11 +15,15 @@
 from __future__ import annotations
 
 import logging as std_logging
+import re
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.errors import ConfigError
+from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import extract_messages
 
 logger = logging.getLogger(__name__)
 
@@ -29,18 +33,71 @@ def catalog_dir(srcdir: Path, locale_dir: str, language: str) -> Path:
     return srcdir / locale_dir / language / "LC_MESSAGES"
 
 
+# A line of a catalog is a comment, a keyword with a quoted string, or a quoted string
+# continuing the one before; Babel accepts a string without its closing quote.
+_PO_LINE = re.compile(
+    r'^\s*(?:#.*|(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+"(?:[^"\\]|\\.)*"'
+    r'|"(?:[^"\\]|\\.)*")?\s*$'
+)
+
+
 def catalog_errors(po_path: Path) -> list[str]:
-    """``file:line: problem`` for each problem that makes a catalog unreadable, or []."""
+    """``file:line: problem`` for each problem that makes a catalog unreadable, or [].
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "page.po"
+    >>> _ = path.write_text('msgid "Tensors"\\nmsgstr "张量\\n', encoding="utf-8")
+    >>> [error.split(": ", 1)[1] for error in catalog_errors(path)]
+    ['not a comment, keyword or quoted string: \'msgstr "张量\'']
+    """
     from babel.messages.pofile import PoFileError, read_po
 
+    try:
+        lines = po_path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        return [f"{po_path}: not UTF-8: {error}"]
+    errors: list[str] = []
+    previous = None  # the last keyword of the entry being read
+    unanswered = 0  # the line of a msgid still waiting for its msgstr
+    for number, line in enumerate([*lines, ""], 1):  # a blank line closes the last entry
+        if not _PO_LINE.match(line):
+            errors.append(
+                f"{po_path}:{number}: not a comment, keyword or quoted string: {line.strip()!r}"
+            )
+            continue
+        keyword = line.split(None, 1)[0].split("[")[0] if line.startswith("msg") else None
+        if keyword is None and not line.lstrip().startswith('"'):  # blank or comment
+            previous = None
+        if keyword in {None, "msgctxt", "msgid"} and previous is None and unanswered:
+            errors.append(f"{po_path}:{unanswered}: msgid without a msgstr after it")
+            unanswered = 0
+        if keyword == "msgstr" and previous not in {"msgid", "msgid_plural", "msgstr"}:
+            errors.append(f"{po_path}:{number}: msgstr without a msgid before it")
+        if keyword == "msgid":
+            unanswered = number
+        elif keyword == "msgstr":
+            unanswered = 0
+        previous = keyword or previous
+    if errors:
+        return errors
     try:
         with po_path.open("rb") as file:
             read_po(file, abort_invalid=True)
     except PoFileError as error:
-        return [f"{po_path}:{error.lineno}: {error}: {error.line.strip()!r}"]
-    except (UnicodeDecodeError, ValueError) as error:
-        return [f"{po_path}: {error}"]
+        # Babel counts lines from 0
+        return [f"{po_path}:{error.lineno + 1}: {error}: {error.line.strip()!r}"]
     return []
+
+
+def translated_messages(po_path: Path) -> dict[str, str]:
+    """A catalog's usable translations: message to translation, fuzzy and empty ones left out."""
+    if not po_path.exists():
+        return {}
+    from babel.messages.pofile import read_po
+
+    with po_path.open("rb") as file:
+        catalog = read_po(file)
+    return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
 
 
 def edition_links(pagename: str, languages: dict[str, str], current: str) -> list[dict]:
@@ -105,26 +162,61 @@ def _prepare_chinese_search() -> None:
     jieba.setLogLevel(std_logging.WARNING)
 
 
-def _on_doctree_read(app, doctree: nodes.document) -> None:
-    config = app.config
-    if config.language == config.tensorbook_source_language:
-        return
-    # Sphinx's Locale transform marks each translatable node; fuzzy messages are left
-    # out of the compiled catalog, so they count as untranslated here too.
-    for node in doctree.findall(nodes.Element):
-        if node.get("translated") is False:
-            text = " ".join(node.astext().split())
+class UntranslatedMessages(SphinxTransform):
+    """Warn, at its place in the page, about each message the catalogs leave untranslated.
+
+    It runs just before Sphinx's Locale transform and makes the same decision:
+    a message counts as translated when its catalog has a non-empty translation
+    that is not fuzzy (Sphinx compiles catalogs without their fuzzy messages).
+    """
+
+    default_priority = 19  # Locale, which replaces the messages, is 20
+
+    def apply(self, **kwargs) -> None:
+        config = self.config
+        if config.language == config.tensorbook_source_language:
+            return
+        domain = docname_to_domain(self.env.current_document.docname, config.gettext_compact)
+        translations: dict[str, str] = {}
+        for directory in reversed(config.locale_dirs):  # the first directory wins, as in Sphinx
+            po_path = catalog_dir(Path(self.env.srcdir), directory, config.language)
+            translations |= translated_messages(po_path / f"{domain}.po")
+        front_matter = _front_matter(self.document)
+        for node, message in extract_messages(self.document):
+            if translations.get(message, "").strip():
+                continue
+            if front_matter is not None and _inside(node, front_matter):
+                continue
+            text = " ".join(message.split())
             logger.warning(
                 "not translated into %s: %r (run `nox -s translate`, then translate it "
                 "in docs/locales/%s/LC_MESSAGES/%s.po)",
                 config.language,
                 text if len(text) <= 80 else text[:77] + "...",
                 config.language,
-                app.env.docname,
+                domain,
                 location=node,
                 type="tensorbook",
                 subtype="untranslated",
             )
+
+
+def _front_matter(document: nodes.document) -> nodes.Element | None:
+    """The page's metadata (``file_format: mystnb``...), if any: a field list opening the
+    page, which docutils' DocInfo transform later takes out of the text, and which the
+    gettext builder therefore never extracts. The test is DocInfo's own."""
+    index = document.first_child_not_matching_class(nodes.PreBibliographic)
+    if index is not None and isinstance(document[index], nodes.field_list):
+        return document[index]
+    return None
+
+
+def _inside(node: nodes.Node, container: nodes.Node) -> bool:
+    while node is not None:
+        if node is container:
+            return True
+        node = node.parent
+    return False
 
 
 def _on_html_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -142,6 +234,6 @@ def setup(app):
     app.add_config_value("tensorbook_languages", {"en": "English"}, "env", types=[dict])
     app.add_config_value("tensorbook_source_language", "en", "env", types=[str])
     app.connect("config-inited", _on_config_inited)
-    app.connect("doctree-read", _on_doctree_read)
+    app.add_transform(UntranslatedMessages)
     app.connect("html-page-context", _on_html_page_context)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,341 @@
+"""The editions: catalogs that follow the English, the Chinese build, switcher and search."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from book_build import (
+    LOCALE_DIR,
+    book_languages,
+    catalog_update_command,
+    gettext_command,
+    sphinx_command,
+)
+from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
+from editions import catalog_errors, edition_links
+from translation_gate import StaleMessage, catalog_problems, stale_messages
+
+TRANSLATIONS = [code for code in LANGUAGES if code != SOURCE_LANGUAGE]
+PAGES = [*CHAPTERS, "terminology"]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def run(command: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+
+
+def copy_of_the_book(tmp_path: Path) -> Path:
+    """docs/ and conf/ copied into a tree of their own, for tests that change them."""
+    tree = tmp_path / "tree"
+    for part in ("docs", "conf"):
+        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return tree
+
+
+def extract(tree: Path, pot_dir: Path) -> None:
+    result = run(gettext_command(pot_dir, docs=tree / "docs", conf=tree / "conf"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_languages_are_listed_once_in_conf_py():
+    languages, source = book_languages()
+    assert source == "en"
+    assert list(languages) == ["en", "zh_CN"]
+    for reader in ("noxfile.py", "conf/book_build.py", "tests/bookhelpers.py"):
+        assert "zh_CN" not in (ROOT / reader).read_text(encoding="utf-8"), reader
+
+
+# -- The staleness gate -------------------------------------------------------------------
+
+
+@pytest.mark.book
+def test_every_catalog_is_translated_and_follows_the_english(tmp_path):
+    """The gate itself: what CI runs on every change."""
+    extract(ROOT, tmp_path / "gettext")
+    problems = stale_messages(tmp_path / "gettext", LOCALE_DIR, TRANSLATIONS)
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.book
+def test_the_gate_fails_when_an_english_sentence_changes(tmp_path):
+    tree = copy_of_the_book(tmp_path)
+    tensors = tree / "docs" / "tensors.md"
+    old = "A tensor is an n-dimensional array of numbers of one type."
+    new = "A tensor is an n-dimensional array whose numbers all have one type."
+    text = tensors.read_text(encoding="utf-8")
+    assert old in text
+    tensors.write_text(text.replace(old, new), encoding="utf-8")
+
+    pot_dir = tree / "build" / "gettext"
+    extract(tree, pot_dir)
+    locale_dir = tree / "docs" / "locales"
+    for language in TRANSLATIONS:
+        result = run(catalog_update_command(pot_dir, locale_dir, language))
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    problems = stale_messages(pot_dir, locale_dir, TRANSLATIONS)
+    catalog = locale_dir / "zh_CN" / "LC_MESSAGES" / "tensors.po"
+    assert [(p.catalog, p.problem) for p in problems] == [(catalog, "fuzzy")]
+    (problem,) = problems
+    assert problem.english.startswith(new)
+    lines = catalog.read_text(encoding="utf-8").splitlines()
+    assert lines[problem.line - 1].startswith(f'msgid "{new}')  # the line it names
+    assert str(problem).startswith(f"{catalog}:{problem.line}: fuzzy: ")
+    # the old sentence is gone, not kept as an obsolete #~ entry
+    po_text = catalog.read_text(encoding="utf-8")
+    assert old not in po_text
+    assert "#~" not in po_text
+
+
+def write_catalog(path: Path, entries: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    path.write_text(header + entries, encoding="utf-8")
+    return path
+
+
+def test_the_gate_names_file_line_and_english_of_each_problem(tmp_path):
+    po = write_catalog(
+        tmp_path / "zh_CN" / "LC_MESSAGES" / "page.po",
+        'msgid "Done."\nmsgstr "完成。"\n\n'
+        'msgid "Not yet."\nmsgstr ""\n\n'
+        '#, fuzzy\nmsgid "Changed."\nmsgstr "旧的。"\n\n'
+        '#~ msgid "Gone."\n#~ msgstr "没了。"\n',
+    )
+    problems = catalog_problems(po)
+    assert [(p.line, p.problem, p.english) for p in problems] == [
+        (8, "untranslated", "Not yet."),
+        (12, "fuzzy", "Changed."),
+        (15, "obsolete (#~), remove it", "Gone."),
+    ]
+    assert str(problems[0]) == f"{po}:8: untranslated: 'Not yet.'"
+
+
+def test_the_gate_notices_catalogs_that_were_not_refreshed(tmp_path):
+    pot_dir, locale_dir = tmp_path / "gettext", tmp_path / "locales"
+    write_catalog(pot_dir / "page.pot", 'msgid "Kept."\nmsgstr ""\n\nmsgid "New."\nmsgstr ""\n')
+    write_catalog(pot_dir / "new_page.pot", 'msgid "Hello."\nmsgstr ""\n')
+    catalogs = locale_dir / "zh_CN" / "LC_MESSAGES"
+    write_catalog(
+        catalogs / "page.po", 'msgid "Kept."\nmsgstr "保留。"\n\nmsgid "Old."\nmsgstr "旧。"\n'
+    )
+    write_catalog(catalogs / "gone_page.po", 'msgid "Bye."\nmsgstr "再见。"\n')
+    problems = stale_messages(pot_dir, locale_dir, ["zh_CN"])
+    assert {(p.catalog.name, p.problem, p.english) for p in problems} == {
+        ("new_page.po", "no catalog for this page; run nox -s translate", "new_page"),
+        ("page.po", "no longer in the English", "Old."),
+        ("page.po", "not in the catalog; run nox -s translate", "New."),
+        ("gone_page.po", "catalog of a page that is gone", ""),
+    }
+    assert all(isinstance(p, StaleMessage) for p in problems)
+
+
+def test_the_gate_runs_as_a_program(tmp_path):
+    """``python conf/translation_gate.py`` is what ``nox -s translate`` ends with."""
+    pot_dir = tmp_path / "gettext"
+    write_catalog(pot_dir / "index.pot", 'msgid "Nothing here."\nmsgstr ""\n')
+    result = run(["python", str(ROOT / "conf" / "translation_gate.py"), "--pot-dir", str(pot_dir)])
+    assert result.returncode == 1
+    assert "index.po" in result.stdout
+    assert "no longer in the English" in result.stdout
+    assert "messages do not follow the English (zh_CN)" in result.stdout
+
+
+# -- Bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda lines, i: lines.__setitem__(i + 1, 'msgstr "张量'), "not a comment, keyword"),
+        (lambda lines, i: lines.pop(i), "msgstr without a msgid before it"),
+        (lambda lines, i: lines.pop(i + 1), "msgid without a msgstr after it"),
+    ],
+    ids=["unclosed-string", "msgid-missing", "msgstr-missing"],
+)
+def test_a_broken_catalog_is_reported_with_file_and_line(tmp_path, edit, problem):
+    po = tmp_path / "tensors.po"
+    lines = (LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "tensors.po").read_text("utf-8").splitlines()
+    index = lines.index('msgid "Tensors"')
+    edit(lines, index)
+    po.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    errors = catalog_errors(po)
+    assert len(errors) >= 1
+    assert errors[0].startswith(f"{po}:{index + 1}: ") or errors[0].startswith(
+        f"{po}:{index + 2}: "
+    )
+    assert problem in errors[0]
+
+
+@pytest.mark.book
+def test_a_broken_catalog_stops_the_build_naming_file_and_line(tmp_path):
+    tree = copy_of_the_book(tmp_path)
+    po = tree / "docs" / "locales" / "zh_CN" / "LC_MESSAGES" / "cuda.po"
+    lines = po.read_text(encoding="utf-8").splitlines()
+    index = lines.index('msgid "CUDA tensors"')
+    lines[index + 1] = 'msgstr "CUDA 张量'
+    po.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run(
+        sphinx_command(
+            tmp_path / "out" / "html", language="zh_CN", docs=tree / "docs", conf=tree / "conf"
+        )
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"{po}:{index + 2}: not a comment, keyword or quoted string" in log
+    assert "Executing notebook" not in log  # stopped before any work
+
+
+@pytest.mark.book
+def test_a_language_conf_py_does_not_list_stops_the_build(tmp_path):
+    result = run(sphinx_command(tmp_path / "html", language="fr"))
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "language 'fr' is not one of the book's languages (en, zh_CN)" in log
+
+
+@pytest.mark.book
+def test_a_missing_translation_fails_the_translated_build(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Title\n\nFirst sentence.\n\nSecond sentence.\n", "utf-8")
+    write_catalog(
+        docs / "locales" / "zh_CN" / "LC_MESSAGES" / "index.po",
+        'msgid "Title"\nmsgstr "标题"\n\nmsgid "First sentence."\nmsgstr "第一句。"\n\n'
+        '#, fuzzy\nmsgid "Second sentence."\nmsgstr "第二句。"\n',
+    )
+    result = run(sphinx_command(tmp_path / "out" / "html", language="zh_CN", docs=docs))
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"{docs / 'index.md'}:5: WARNING: not translated into zh_CN: 'Second sentence.'" in log
+    assert "First sentence" not in log
+
+
+# -- The built editions ------------------------------------------------------------------
+
+
+def pre_blocks(html: str) -> list[str]:
+    """Every code block and output on a page, as the reader sees them."""
+    article = html[html.index("<article") : html.index("</article>")]
+    return re.findall(r"<pre>(.*?)</pre>", article, re.DOTALL)
+
+
+def images(html: str) -> list[str]:
+    return re.findall(r'<img [^>]*src="([^"]+)"', html[html.index("<article") :])
+
+
+@pytest.mark.book
+def test_the_second_edition_reuses_the_outputs_instead_of_executing(book_builds):
+    _, executed = book_builds
+    assert executed[SOURCE_LANGUAGE] == sorted(f"{chapter}.md" for chapter in CHAPTERS)
+    for language in TRANSLATIONS:
+        assert executed[language] == [], f"the {language} edition executed pages"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("language", TRANSLATIONS)
+def test_a_translated_page_has_translated_prose_and_the_same_code_and_outputs(built_book, language):
+    for name in PAGES:
+        english, translated = page(built_book, name), page(built_book, name, language)
+        assert f'<html lang="{language.replace("_", "-")}"' in translated
+        assert pre_blocks(english) == pre_blocks(translated), name
+        assert images(english) == images(translated), name
+        article = translated[translated.index("<article") : translated.index("</article>")]
+        paragraphs = re.findall(r"<p>(.*?)</p>", article, re.DOTALL)
+        assert paragraphs, name
+        untranslated = [p for p in paragraphs if not CJK.search(p) and len(p) > 40]
+        assert not untranslated, (name, untranslated)
+    tensors = page(built_book, "tensors", language)
+    assert "<h1>张量" in tensors
+    assert "Executed on " in tensors  # the executed device line, as printed
+
+
+@pytest.mark.book
+def test_every_page_switches_to_the_same_page_in_each_other_edition(built_book):
+    site = built_book / "html"
+    for language in LANGUAGES:
+        for name in PAGES:
+            html = page(built_book, name, language)
+            switcher = re.search(r'<nav class="tb-language-switcher".*?</nav>', html, re.DOTALL)
+            assert switcher, (language, name)
+            links = dict(re.findall(r'hreflang="([^"]+)" lang="[^"]+">([^<]+)</a>', switcher[0]))
+            hrefs = re.findall(r'href="([^"]+)"', switcher[0])
+            others = [code for code in LANGUAGES if code != language]
+            assert len(hrefs) == len(others) == len(links), (language, name)
+            for code, href in zip(others, hrefs, strict=True):
+                assert href == f"../{code}/{name}.html"
+                target = (site / language / href).resolve()
+                assert target == (site / code / f"{name}.html").resolve()
+                assert target.exists(), (language, name, href)
+            assert 'aria-current="page"' in switcher[0]
+
+
+@pytest.mark.book
+def test_the_site_index_offers_every_edition_with_and_without_javascript(built_book):
+    index = (built_book / "html" / "index.html").read_text(encoding="utf-8")
+    for code, name in LANGUAGES.items():
+        assert f'<a href="{code}/index.html" hreflang="{code.replace("_", "-")}"' in index
+        assert name in index
+        assert (built_book / "html" / code / "index.html").exists()
+    script = index[index.index("<script>") : index.index("</script>")]
+    assert json.dumps(list(LANGUAGES)) in script
+    assert "navigator.languages" in script
+    assert "location.replace" in script
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', index)
+
+
+def search_index(built_book: Path, language: str) -> dict:
+    text = (built_book / "html" / language / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1 : text.rindex(")")])
+
+
+def pages_found(index: dict, term: str) -> set[str]:
+    found = set()
+    for table in ("terms", "titleterms"):
+        hits = index[table].get(term, [])
+        for number in [hits] if isinstance(hits, int) else hits:
+            found.add(index["docnames"][number])
+    return found
+
+
+@pytest.mark.book
+@pytest.mark.parametrize(
+    ("language", "term", "expected"),
+    [
+        ("zh_CN", "张量", "tensors"),
+        ("zh_CN", "自动求导", "autograd"),
+        ("zh_CN", "反向传播", "tensors_by_hand"),
+        ("zh_CN", "计算图", "autograd"),
+        ("en", "tensor", "tensors"),
+        ("en", "autograd", "autograd"),
+    ],
+)
+def test_search_finds_the_page_for_a_term(built_book, language, term, expected):
+    assert expected in pages_found(search_index(built_book, language), term)
+
+
+def test_the_chinese_search_keeps_every_term_of_the_terminology_page_whole():
+    """Each Chinese term of the table is in the word list jieba is given."""
+    table = (ROOT / "docs" / "terminology.md").read_text(encoding="utf-8")
+    terms = {row.split("|")[2].strip() for row in table.splitlines() if row.startswith("| ")}
+    terms.discard("中文")
+    words = {
+        line.split()[0]
+        for line in (ROOT / "conf" / "search_words_zh_CN.txt").read_text("utf-8").splitlines()
+        if line.strip()
+    }
+    assert len(terms) > 25
+    assert terms <= words, sorted(terms - words)
+
+
+def test_the_switcher_links_are_relative_so_the_site_works_under_any_path():
+    links = edition_links("a/b", {"en": "English", "zh_CN": "简体中文"}, "zh_CN")
+    assert [(e["href"], e["tag"], e["current"]) for e in links] == [
+        ("../../en/a/b.html", "en", False),
+        ("../../zh_CN/a/b.html", "zh-CN", True),
+    ]
