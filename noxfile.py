@@ -29,8 +29,6 @@ from book_build import (
     book_languages,
     catalog_update_command,
     gettext_command,
-    sphinx_command,
-    write_language_index,
 )
 
 nox.options.default_venv_backend = "virtualenv"
@@ -64,22 +62,13 @@ def _split_device(session: nox.Session) -> tuple[str, list[str]]:
 
 @nox.session(reuse_venv=True)
 def docs(session: nox.Session) -> None:
-    """Build the book into build/html, English first, then each translation, which
-    reuses the executed outputs. Pass --device cuda for a GPU build, --language xx for
-    one edition; other arguments go to sphinx-build."""
+    """Build the book into build/html: English, and beside it each translation, which
+    reuses the executed outputs. Pass --device cuda for a GPU build, --language xx
+    (repeatable) for some editions only; other arguments go to sphinx-build."""
     device, rest = _split_device(session)
-    parser = argparse.ArgumentParser(prog="nox -s docs --", add_help=False)
-    parser.add_argument("--language", action="append", choices=list(LANGUAGES))
-    known, rest = parser.parse_known_args(rest)
-    languages = known.language or list(LANGUAGES)
     _install(session, "docs")
     _require_device(session, device)
-    for language in sorted(languages, key=list(LANGUAGES).index):  # the source first
-        session.run(
-            *sphinx_command(DEFAULT_OUT, language=language, extra=rest, python="python"),
-            env={"TENSORBOOK_DEVICE": device},
-        )
-    write_language_index(DEFAULT_OUT, LANGUAGES, SOURCE_LANGUAGE)
+    session.run("python", "conf/book_build.py", *rest, env={"TENSORBOOK_DEVICE": device})
     session.log(f"The book ({device}) is in {DEFAULT_OUT}; open {DEFAULT_OUT / 'index.html'}")
 
 

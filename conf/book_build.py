@@ -10,11 +10,16 @@ A build folder (``build/`` for ``nox -s docs``) holds::
 
 from __future__ import annotations
 
+import argparse
 import ast
 import html
 import json
+import os
+import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,3 +179,113 @@ def executed_pages(cache_dir: Path) -> dict[int, str]:
     from jupyter_cache import get_cache  # not needed by nox itself, which imports this module
 
     return {r.pk: Path(r.uri).name for r in get_cache(str(cache_dir)).list_cache_records()}
+
+
+@dataclass(frozen=True)
+class EditionBuild:
+    """How one edition's sphinx-build ended, and what it printed (when captured)."""
+
+    language: str
+    returncode: int
+    output: str
+
+
+def build_site(
+    site: Path = DEFAULT_OUT,
+    languages: Sequence[str] | None = None,
+    *,
+    docs: Path = ROOT / "docs",
+    conf: Path = ROOT / "conf",
+    extra: Sequence[str] = (),
+    python: str = sys.executable,
+    env: Mapping[str, str] | None = None,
+    capture: bool = False,
+) -> list[EditionBuild]:
+    """Build the editions into ``site/<language>`` and write ``site/index.html``.
+
+    The source edition executes the pages. Each translation is started beside it: it
+    loads Sphinx, its catalogs and its search dictionary while the source executes,
+    then waits until every output is in the cache, and reads its pages from there.
+    Without ``capture`` the source edition prints as it goes and the translations'
+    output follows; with it, each edition's output is returned. Stops at the first
+    edition that fails, and returns what was built, the failure last.
+    """
+    all_languages, source = book_languages(conf)
+    wanted = list(all_languages) if languages is None else list(languages)
+    unknown = [code for code in wanted if code not in all_languages]
+    if unknown:
+        raise ValueError(
+            f"unknown language {unknown[0]!r}; conf.py lists {', '.join(all_languages)}"
+        )
+    translations = [code for code in all_languages if code in wanted and code != source]
+    environment = {**os.environ, **(env or {})}
+    results: list[EditionBuild] = []
+    with tempfile.TemporaryDirectory(prefix="tensorbook-build-") as scratch:
+        ready = Path(scratch) / "outputs-ready"
+        waiting = []
+        for language in translations:
+            wait = ["-D", f"tensorbook_wait_for_outputs={ready}"] if source in wanted else []
+            command = sphinx_command(
+                site, language=language, docs=docs, conf=conf, extra=[*extra, *wait], python=python
+            )
+            log = open(Path(scratch) / f"{language}.log", "w+", encoding="utf-8")  # noqa: SIM115
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=environment
+            )
+            waiting.append((language, process, log))
+            if source not in wanted:
+                process.wait()  # nothing to wait for: one edition at a time
+        try:
+            if source in wanted:
+                signal = ["-D", f"tensorbook_outputs_ready_file={ready}"]
+                command = sphinx_command(
+                    site,
+                    language=source,
+                    docs=docs,
+                    conf=conf,
+                    extra=[*extra, *signal],
+                    python=python,
+                )
+                finished = subprocess.run(
+                    command, env=environment, capture_output=capture, text=True, check=False
+                )
+                output = (finished.stdout + finished.stderr) if capture else ""
+                results.append(EditionBuild(source, finished.returncode, output))
+                if finished.returncode != 0:
+                    return results
+            for language, process, log in waiting:
+                returncode = process.wait()
+                log.seek(0)
+                output = log.read()
+                if not capture:
+                    print(output, end="", flush=True)
+                results.append(EditionBuild(language, returncode, output))
+                if returncode != 0:
+                    return results
+        finally:
+            for _, process, log in waiting:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                log.close()
+    write_language_index(site, all_languages, source)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    languages, _ = book_languages()
+    parser = argparse.ArgumentParser(description="Build the book's editions (nox -s docs).")
+    parser.add_argument("--site", type=Path, default=DEFAULT_OUT, help="default: build/html")
+    parser.add_argument("--language", action="append", choices=list(languages), dest="languages")
+    args, extra = parser.parse_known_args(argv)
+    results = build_site(args.site, args.languages, extra=extra)
+    failed = [r for r in results if r.returncode != 0]
+    if failed:
+        print(f"book_build: the {failed[0].language} edition failed", file=sys.stderr)
+        return failed[0].returncode
+    print(f"book_build: {', '.join(r.language for r in results)} built into {args.site}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

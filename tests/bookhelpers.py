@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from book_build import book_languages, sphinx_command, write_language_index
+from book_build import EditionBuild, book_languages, build_site
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,22 +31,15 @@ def build_book(
     docs: Path = ROOT / "docs",
     conf: Path = ROOT / "conf",
     languages: Sequence[str] | None = None,
-) -> subprocess.CompletedProcess:
-    """Build as ``nox -s docs`` does, each edition in turn, the source first, into
-    ``site/<language>``; return the first failed build, or the last one."""
-    result = None
-    for language in languages or list(LANGUAGES):
-        result = subprocess.run(
-            sphinx_command(site, language=language, docs=docs, conf=conf),
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if result.returncode != 0:
-            return result
-    write_language_index(site, LANGUAGES, SOURCE_LANGUAGE)
-    return result
+) -> EditionBuild:
+    """Build as ``nox -s docs`` does (``book_build.build_site``), capturing the output;
+    return the first edition that failed, or the last one built."""
+    return build_site(site, languages, docs=docs, conf=conf, capture=True)[-1]
+
+
+def pages_logged(output: str, message: str) -> list[str]:
+    """The pages of which a build logged MyST-NB's ``message`` (``Executing notebook``...)."""
+    return sorted(re.findall(rf"([\w.-]+\.md): {message}", output))
 
 
 def page(root: Path, name: str, language: str = SOURCE_LANGUAGE) -> str:

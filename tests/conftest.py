@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from book_build import executed_pages
-from bookhelpers import LANGUAGES, build_book
+from book_build import EditionBuild, build_site
+from bookhelpers import LANGUAGES
 
 from tensorbook.problem import Sizes, make_problem
 
@@ -41,20 +41,15 @@ def small_problem():
 
 
 @pytest.fixture(scope="session")
-def book_builds(tmp_path_factory) -> tuple[Path, dict[str, list[str]]]:
-    """The whole book, every edition, built once per session from a cold cache, as
-    ``nox -s docs`` builds it; the build folder, and the pages each edition executed."""
+def book_builds(tmp_path_factory) -> tuple[Path, dict[str, EditionBuild]]:
+    """The whole book, every edition, built once per session from a cold cache exactly
+    as ``nox -s docs`` builds it; the build folder, and each edition's build."""
     root = tmp_path_factory.mktemp("book")
-    executed = {}
-    for language in LANGUAGES:
-        before = executed_pages(root / ".jupyter_cache")
-        result = build_book(root / "html", languages=[language])
-        assert result.returncode == 0, (
-            f"the {language} edition failed to build:\n{result.stdout}\n{result.stderr}"
-        )
-        after = executed_pages(root / ".jupyter_cache")
-        executed[language] = sorted(name for pk, name in after.items() if pk not in before)
-    return root, executed
+    results = build_site(root / "html", capture=True)
+    for result in results:
+        assert result.returncode == 0, f"the {result.language} edition failed:\n{result.output}"
+    assert [r.language for r in results] == list(LANGUAGES)
+    return root, {r.language: r for r in results}
 
 
 @pytest.fixture(scope="session")

@@ -137,7 +137,7 @@ def test_two_clean_builds_give_identical_outputs(built_book, tmp_path):
     into chunks there depends on when the kernel flushed, which no seed fixes.)
     """
     result = build_book(tmp_path / "html", languages=[SOURCE_LANGUAGE])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, result.output
     for chapter in CHAPTERS:
         assert article(built_book, chapter) == article(tmp_path, chapter), chapter
     images = Path("html", SOURCE_LANGUAGE, "_images")
@@ -155,7 +155,7 @@ def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
         encoding="utf-8",
     )
     result = build_book(tmp_path / "out" / "html", docs=docs, languages=[SOURCE_LANGUAGE])
-    log = result.stdout + result.stderr
+    log = result.output
     assert result.returncode != 0
     page = docs / "index.md"
     assert f"{page}: code cell 2 (line 15) raised NameError: name 'name_that_does_not_exist'" in log

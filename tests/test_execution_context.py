@@ -89,7 +89,7 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
     def rebuild() -> list[str]:
         before = executed_pages(build / ".jupyter_cache")
         result = build_book(build / "html", docs=docs, conf=tree / "conf", languages=["en"])
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.returncode == 0, result.output
         return sorted(
             name
             for pk, name in executed_pages(build / ".jupyter_cache").items()
@@ -116,7 +116,7 @@ def test_an_unavailable_device_stops_the_build_at_once(tmp_path, monkeypatch):
     monkeypatch.setenv("TENSORBOOK_DEVICE", "cuda")
     result = build_book(tmp_path / "html")
     assert result.returncode != 0
-    log = result.stdout + result.stderr
+    log = result.output
     assert "cannot build the book on device 'cuda'" in log
     assert "CUDA was asked for" in log
     assert "Executing notebook" not in log

@@ -27,6 +27,7 @@ import importlib.metadata
 import os
 import re
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
@@ -212,6 +213,8 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
 def _on_before_read(app, env, docnames: list[str]) -> None:
     if not docnames:
         return
+    if app.config.tensorbook_wait_for_outputs:
+        _wait_for(Path(app.config.tensorbook_wait_for_outputs))
     # Matplotlib logs a warning while it builds its font cache, the first time it is
     # imported on a machine; let that happen here rather than in a page's output.
     import matplotlib.font_manager  # noqa: F401
@@ -219,6 +222,24 @@ def _on_before_read(app, env, docnames: list[str]) -> None:
 
     # Parallel readers (-j) would otherwise race to create the cache's tables.
     get_cache(env.mystnb_config.execution_cache_path).list_cache_records()
+
+
+def _wait_for(ready: Path) -> None:
+    """Block until another build says that every page's outputs are in the cache.
+
+    A translated edition started beside the source edition (``book_build.build_site``)
+    does its setup while the source executes, then reads its pages from the cache
+    instead of executing them a second time.
+    """
+    logger.info("tensorbook: waiting for the executed outputs (%s)", ready)
+    while not ready.exists():
+        time.sleep(0.05)
+
+
+def _on_env_updated(app, env) -> None:
+    # every page has been read, so every output is in the cache
+    if app.config.tensorbook_outputs_ready_file:
+        Path(app.config.tensorbook_outputs_ready_file).touch()
 
 
 def _on_builder_inited(app) -> None:
@@ -235,8 +256,13 @@ def setup(app):
     app.add_config_value("tensorbook_context", "", "env")
     app.add_config_value("tensorbook_kernel_threads", 1, "env", types=[int])
     app.add_config_value("tensorbook_output_folder", "", "env")
+    # set by book_build.build_site, which runs the editions side by side; not part of
+    # the environment, so that they never make Sphinx re-read a page
+    app.add_config_value("tensorbook_outputs_ready_file", "", "")
+    app.add_config_value("tensorbook_wait_for_outputs", "", "")
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
+    app.connect("env-updated", _on_env_updated)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
