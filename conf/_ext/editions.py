@@ -157,9 +157,43 @@ def _prepare_chinese_search() -> None:
         ) from None
     # jieba logs its dictionary loading to stderr at DEBUG level
     jieba.setLogLevel(std_logging.WARNING)
-    # Load the dictionary (a second or two) now rather than when the index is written:
-    # beside the source edition, this overlaps with its execution.
-    jieba.initialize()
+    import sphinx.search
+
+    sphinx.search.languages["zh"] = _deferred_chinese_search()
+
+
+def _deferred_chinese_search() -> type:
+    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text.
+
+    Sphinx makes its search language at every build, even one with nothing to
+    write, and the Chinese one loads jieba's dictionary on the spot: a second or
+    two added to every no-op rebuild.
+    """
+    from jieba import load_userdict
+    from sphinx.search.zh import SearchChinese
+
+    class DeferredChineseSearch(SearchChinese):
+        def __init__(self, options: dict[str, str]) -> None:
+            self._words = options.get("dict", "")
+            super().__init__({**options, "dict": ""})  # "" loads nothing
+
+        def split(self, input: str) -> list[str]:
+            if self._words:
+                load_userdict(self._words)
+                self._words = ""
+            return super().split(input)
+
+    return DeferredChineseSearch
+
+
+def _on_before_read(app, env, docnames: list[str]) -> None:
+    # Pages will be read, so the search index will be written: load jieba's dictionary
+    # (a second or two) now, which beside the source edition overlaps with its execution,
+    # rather than after the pages are read. A build with nothing to do never loads it.
+    if docnames and app.config.language.startswith("zh"):
+        import jieba
+
+        jieba.initialize()
 
 
 class UntranslatedMessages(SphinxTransform):
@@ -235,5 +269,7 @@ def setup(app):
     app.add_config_value("tensorbook_source_language", "en", "env", types=[str])
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
+    # before execution_context's handler, which may wait for the source edition
+    app.connect("env-before-read-docs", _on_before_read, priority=400)
     app.connect("html-page-context", _on_html_page_context)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
