@@ -253,6 +253,9 @@ def build_site(
                 results.append(EditionBuild(source, finished.returncode, output))
                 if finished.returncode != 0:
                     return results
+                # finished, so every output is cached (it said so itself once it had read
+                # every page; this covers a translation that waits for nothing more)
+                ready.touch()
             for language, process, log in waiting:
                 returncode = process.wait()
                 log.seek(0)
