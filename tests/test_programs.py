@@ -10,6 +10,7 @@ import sys
 import pytest
 import torch
 
+from tensorbook import speed
 from tensorbook.__main__ import PROGRAMS
 
 TRAINING_PROGRAMS = ["numpy_net", "manual_net", "autograd_net", "custom_relu", "nn_net"]
@@ -125,3 +126,17 @@ def test_the_device_check_that_the_build_sessions_run_first():
         missing = run("tensorbook.device", "cuda")
         assert missing.returncode == 2
         assert "CUDA was asked for" in missing.stderr
+
+
+def test_the_speed_program_prints_its_table(device):
+    result = run("tensorbook.speed", "--device", str(device))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Executed on ")
+    assert lines[1].startswith("sizes (N, D_in, H, D_out)")
+    runs = ["NumPy", "torch cpu"] + ([f"torch {device}"] if device.type == "cuda" else [])
+    sweep = speed.GPU_SWEEP if device.type == "cuda" else speed.CPU_SWEEP
+    rows = [line.split("  ")[0:2] for line in lines[2:]]
+    assert len(rows) == len(sweep) * len(runs)
+    assert lines[2].startswith("64, 1000, 100, 10          NumPy")
+    assert all(line.rstrip().endswith("x") for line in lines[2:])

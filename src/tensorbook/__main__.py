@@ -14,6 +14,7 @@ PROGRAMS = (
     "nn_net",
     "compare",
     "graph",
+    "speed",
 )
 """Modules with a ``main``, in the order the book meets them."""
 

@@ -1,0 +1,398 @@
+"""Measure one training step of the two-layer network: NumPy, torch on the CPU, torch on a GPU.
+
+A step is the book's hand-written step (forward, loss, backward, update), written
+here so that it never makes a GPU report back to the CPU: the loss stays a tensor
+and ReLU's gradient mask is applied with ``masked_fill``. The rules of the timing:
+
+* every measurement starts with warm-up steps, which are not timed;
+* a repeat times a batch of steps and divides; the table shows the median of the
+  repeats and their spread (fastest to slowest);
+* GPU work is timed with CUDA events recorded on the stream around the batch, and
+  read after one synchronisation at its end, so nothing inside the timed region
+  waits for the GPU unless that wait is what is measured (``loss.item()`` on every
+  step is measured that way on purpose);
+* FLOP/s count the five matrix products of a step, ``4 N D_in H + 6 N H D_out``
+  multiply-adds times two, and leave out the element-wise work.
+
+``python -m tensorbook.speed`` prints the table for the CPU, and for the GPU when
+``--device`` names one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from tensorbook import cli
+from tensorbook.problem import LEARNING_RATE, TUTORIAL_SIZES, Sizes, as_tensors, make_problem
+
+__all__ = [
+    "CPU_SWEEP",
+    "GPU_SWEEP",
+    "Timing",
+    "cuda_graph_step",
+    "fp32_peak",
+    "main",
+    "numpy_step",
+    "step_flops",
+    "table",
+    "time_numpy",
+    "time_torch",
+    "timing_lr",
+    "torch_step",
+]
+
+CPU_SWEEP = (
+    TUTORIAL_SIZES,
+    Sizes(n=256, d_in=1024, h=256, d_out=64),
+    Sizes(n=512, d_in=1024, h=512, d_out=512),
+)
+"""Sizes a CPU can sweep in a few seconds: from the tutorial's to about 1 GFLOP a step."""
+
+GPU_SWEEP = (
+    *CPU_SWEEP,
+    Sizes(n=1024, d_in=1024, h=1024, d_out=1024),
+    Sizes(n=2048, d_in=2048, h=2048, d_out=2048),
+    Sizes(n=4096, d_in=4096, h=4096, d_out=4096),
+)
+"""The CPU sweep continued to sizes where a data-centre GPU's float32 units are kept busy."""
+
+# Float32 peak of the CUDA cores (no tensor cores: torch's default float32 matmul
+# precision, "highest", does not use TF32), dense, at boost clock, from NVIDIA's data
+# sheets; matched against torch.cuda.get_device_name(). Longer names first.
+_FP32_PEAK_TFLOPS = (
+    ("H100 PCIe", 51.2),
+    ("H100", 66.9),  # SXM5, "NVIDIA H100 80GB HBM3"
+    ("H200", 66.9),
+    ("A100", 19.5),
+    ("L40S", 91.6),
+    ("L4", 30.3),
+    ("A10", 31.2),
+    ("V100", 15.7),
+    ("T4", 8.1),
+)
+
+
+def timing_lr(sizes: Sizes) -> float:
+    """The learning rate of the timed steps: the book's, scaled down as the step grows.
+
+    At the book's learning rate the larger problems diverge within a few steps, and
+    overflowing to ``inf`` and ``nan`` would change what is timed; the size of a
+    finite step does not change the time of a float32 product.
+
+    >>> timing_lr(TUTORIAL_SIZES) == LEARNING_RATE
+    True
+    """
+    return LEARNING_RATE * step_flops(TUTORIAL_SIZES) / step_flops(sizes)
+
+
+def step_flops(sizes: Sizes) -> int:
+    """Floating-point operations of the five matrix products in one training step.
+
+    >>> step_flops(Sizes(n=64, d_in=1000, h=100, d_out=10))
+    25984000
+    """
+    n, d_in, h, d_out = sizes.n, sizes.d_in, sizes.h, sizes.d_out
+    return 2 * (2 * n * d_in * h + 3 * n * h * d_out)
+
+
+def fp32_peak(device: torch.device) -> float | None:
+    """The device's float32 peak in FLOP/s, where it is known; None for a CPU.
+
+    Also None when torch may use TF32 tensor cores for float32 matrix products
+    (``torch.set_float32_matmul_precision`` other than "highest"), since the
+    achieved rate would then be compared with the wrong peak.
+
+    >>> fp32_peak(torch.device("cpu")) is None
+    True
+    """
+    if device.type != "cuda" or torch.get_float32_matmul_precision() != "highest":
+        return None
+    name = torch.cuda.get_device_name(device)
+    for marker, tflops in _FP32_PEAK_TFLOPS:
+        if marker in name:
+            return tflops * 1e12
+    return None
+
+
+def numpy_step(x: np.ndarray, y: np.ndarray, w1: np.ndarray, w2: np.ndarray, lr: float) -> float:
+    """One step of gradient descent in NumPy, updating ``w1`` and ``w2`` in place.
+
+    Returns the loss before the update, as the training loops do.
+
+    >>> p = make_problem(Sizes(8, 5, 4, 2))
+    >>> w1, w2 = p.w1.copy(), p.w2.copy()
+    >>> first = numpy_step(p.x, p.y, w1, w2, lr=1e-2)
+    >>> numpy_step(p.x, p.y, w1, w2, lr=1e-2) < first
+    True
+    """
+    h = x @ w1
+    h_relu = np.maximum(h, 0)
+    diff = h_relu @ w2 - y
+    loss = float((diff * diff).sum())
+    grad_y = 2.0 * diff
+    grad_w2 = h_relu.T @ grad_y
+    grad_h = grad_y @ w2.T
+    grad_h[h < 0] = 0
+    grad_w1 = x.T @ grad_h
+    w1 -= lr * grad_w1
+    w2 -= lr * grad_w2
+    return loss
+
+
+def torch_step(
+    x: torch.Tensor, y: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, lr: float
+) -> torch.Tensor:
+    """The same step with torch tensors on any device; nothing in it waits for a GPU.
+
+    The loss comes back as a 0-d tensor. ``grad_h[h < 0] = 0``, the book's way of
+    applying ReLU's mask, indexes with a boolean tensor, and on a GPU torch must
+    first count the ``True`` entries, a copy to the CPU that waits for every queued
+    kernel. ``masked_fill_`` applies the same mask without looking at it.
+
+    >>> p = make_problem(Sizes(8, 5, 4, 2))
+    >>> x, y, w1, w2 = as_tensors(p, device, torch.float64)
+    >>> reference = (p.w1.copy(), p.w2.copy())
+    >>> loss = torch_step(x, y, w1, w2, lr=1e-2)
+    >>> expected = numpy_step(p.x, p.y, *reference, lr=1e-2)
+    >>> bool(abs(loss.item() - expected) < 1e-9 * expected)
+    True
+    >>> bool(np.allclose(w1.cpu().numpy(), reference[0], rtol=1e-12, atol=0))
+    True
+    """
+    h = x.mm(w1)
+    h_relu = h.clamp(min=0)
+    diff = h_relu.mm(w2) - y
+    loss = diff.pow(2).sum()
+    grad_y = 2.0 * diff
+    grad_w2 = h_relu.t().mm(grad_y)
+    grad_h = grad_y.mm(w2.t()).masked_fill_(h < 0, 0)
+    grad_w1 = x.t().mm(grad_h)
+    w1.sub_(lr * grad_w1)
+    w2.sub_(lr * grad_w2)
+    return loss
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per step of one way of running the step, at one size, one per repeat."""
+
+    label: str
+    sizes: Sizes
+    seconds: tuple[float, ...]
+    peak: float | None = None  # the device's FLOP/s, where known
+
+    def __post_init__(self) -> None:
+        if not self.seconds or min(self.seconds) <= 0:
+            raise ValueError(f"{self.label}: a timing needs positive seconds, not {self.seconds}")
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def flops_per_second(self) -> float:
+        return step_flops(self.sizes) / self.median
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """Fastest and slowest repeat, in seconds per step."""
+        return min(self.seconds), max(self.seconds)
+
+
+REPEAT_SECONDS = 0.05
+"""How long one repeat lasts when the number of steps in it is left to the timer."""
+
+
+def _check_counts(warmup: int, repeats: int, steps: int | None) -> None:
+    if warmup < 1 or repeats < 1 or (steps is not None and steps < 1):
+        raise ValueError(
+            f"need warmup >= 1, repeats >= 1 and steps >= 1 (or None); "
+            f"got {warmup}, {repeats}, {steps}"
+        )
+
+
+def _steps_for(run: Callable[[], object], sync: Callable[[], object]) -> int:
+    """How many steps make a repeat of about REPEAT_SECONDS, from one more warm step."""
+    sync()
+    start = time.perf_counter()
+    run()
+    sync()
+    return max(1, min(1000, round(REPEAT_SECONDS / (time.perf_counter() - start))))
+
+
+def _time_on_cpu(
+    run: Callable[[], object], warmup: int, repeats: int, steps: int | None
+) -> list[float]:
+    for _ in range(warmup):
+        run()
+    steps = steps or _steps_for(run, lambda: None)
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            run()
+        seconds.append((time.perf_counter() - start) / steps)
+    return seconds
+
+
+def _time_on_gpu(
+    run: Callable[[], object], warmup: int, repeats: int, steps: int | None
+) -> list[float]:
+    for _ in range(warmup):
+        run()
+    steps = steps or _steps_for(run, torch.cuda.synchronize)
+    torch.cuda.synchronize()
+    pairs = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(steps):
+            run()
+        end.record()
+        pairs.append((start, end))
+    torch.cuda.synchronize()  # the one wait, after every repeat has been queued
+    return [start.elapsed_time(end) / 1000 / steps for start, end in pairs]
+
+
+def time_numpy(
+    sizes: Sizes, *, warmup: int = 2, repeats: int = 5, steps: int | None = None
+) -> Timing:
+    """Time :func:`numpy_step` at ``sizes``, in float32 like the torch runs.
+
+    ``steps`` per repeat; None leaves it to the timer (a repeat of about 0.05 s).
+
+    >>> t = time_numpy(Sizes(8, 5, 4, 2), repeats=3, steps=2)
+    >>> t.label, len(t.seconds), t.median > 0
+    ('NumPy', 3, True)
+    """
+    _check_counts(warmup, repeats, steps)
+    lr = timing_lr(sizes)
+    p = make_problem(sizes)
+    x, y, w1, w2 = (a.astype(np.float32) for a in (p.x, p.y, p.w1, p.w2))
+    seconds = _time_on_cpu(lambda: numpy_step(x, y, w1, w2, lr), warmup, repeats, steps)
+    return Timing("NumPy", sizes, tuple(seconds))
+
+
+def time_torch(
+    sizes: Sizes,
+    device: torch.device,
+    *,
+    item_every_step: bool = False,
+    warmup: int = 3,
+    repeats: int = 5,
+    steps: int | None = None,
+) -> Timing:
+    """Time :func:`torch_step` at ``sizes`` on ``device``, in float32.
+
+    With ``item_every_step`` each step also reads the loss with ``loss.item()``,
+    as a loop that prints or logs every loss does; on a GPU that waits for the step.
+    """
+    _check_counts(warmup, repeats, steps)
+    lr = timing_lr(sizes)
+    x, y, w1, w2 = as_tensors(make_problem(sizes), device, torch.float32)
+
+    def run() -> object:
+        loss = torch_step(x, y, w1, w2, lr)
+        return loss.item() if item_every_step else loss
+
+    timer = _time_on_gpu if device.type == "cuda" else _time_on_cpu
+    seconds = timer(run, warmup, repeats, steps)
+    label = f"torch {device}" + (", loss.item() each step" if item_every_step else "")
+    return Timing(label, sizes, tuple(seconds), fp32_peak(device))
+
+
+def cuda_graph_step(
+    sizes: Sizes,
+    device: torch.device,
+    *,
+    warmup: int = 3,
+    repeats: int = 5,
+    steps: int | None = None,
+) -> Timing:
+    """Time the step captured once in a CUDA graph and replayed: one launch a step.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not a CUDA device: CUDA graphs exist only there.
+
+    >>> cuda_graph_step(TUTORIAL_SIZES, torch.device("cpu"))
+    Traceback (most recent call last):
+    ...
+    ValueError: CUDA graphs need a CUDA device, not cpu
+    """
+    if device.type != "cuda":
+        raise ValueError(f"CUDA graphs need a CUDA device, not {device}")
+    _check_counts(warmup, repeats, steps)
+    lr = timing_lr(sizes)
+    x, y, w1, w2 = as_tensors(make_problem(sizes), device, torch.float32)
+    # Capture needs the step's kernels and workspaces ready: run it on a side stream first.
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            torch_step(x, y, w1, w2, lr)
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch_step(x, y, w1, w2, lr)
+    seconds = _time_on_gpu(graph.replay, warmup, repeats, steps)
+    return Timing(f"torch {device}, CUDA graph", sizes, tuple(seconds), fp32_peak(device))
+
+
+def table(timings: Sequence[Timing], baseline: str = "NumPy") -> str:
+    """A text table: per step (median and spread), GFLOP/s, % of peak, speed-up.
+
+    The speed-up divides the median of the ``baseline`` timing at the same sizes.
+
+    >>> t = [Timing("NumPy", TUTORIAL_SIZES, (2e-3, 3e-3, 4e-3)),
+    ...      Timing("torch cpu", TUTORIAL_SIZES, (1e-3, 1e-3, 2e-3))]
+    >>> print(table(t))
+    sizes (N, D_in, H, D_out)  run        per step (spread)       GFLOP/s  of peak  vs NumPy
+    64, 1000, 100, 10          NumPy         3.00 ms (2.00-4.00)      8.7        -      1.0x
+    64, 1000, 100, 10          torch cpu     1.00 ms (1.00-2.00)     26.0        -      3.0x
+    """
+    baselines = {t.sizes: t.median for t in timings if t.label == baseline}
+    width = max(len(t.label) for t in timings)
+    header = (
+        f"{'sizes (N, D_in, H, D_out)':<26} {'run':<{width}}  {'per step (spread)':<23} "
+        f"{'GFLOP/s':>7}  {'of peak':>7}  vs {baseline}"
+    )
+    rows = [header]
+    for t in timings:
+        scale, unit = (1e3, "ms") if t.median < 1 else (1.0, "s ")
+        low, high = t.spread
+        per_step = f"{t.median * scale:7.2f} {unit} ({low * scale:.2f}-{high * scale:.2f})"
+        peak = f"{100 * t.flops_per_second / t.peak:6.1f}%" if t.peak else "      -"
+        ratio = f"{baselines[t.sizes] / t.median:7.1f}x" if t.sizes in baselines else "       -"
+        sizes = f"{t.sizes.n}, {t.sizes.d_in}, {t.sizes.h}, {t.sizes.d_out}"
+        rows.append(
+            f"{sizes:<26} {t.label:<{width}}  {per_step:<23} "
+            f"{t.flops_per_second / 1e9:7.1f}  {peak:>7}  {ratio}"
+        )
+    return "\n".join(row.rstrip() for row in rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Time the step across the sweep and print the table."""
+    args = cli.parse_args(argv, module=__spec__.name, description=__doc__, steps=False, dtype=False)
+    sweep = GPU_SWEEP if args.device.type == "cuda" else CPU_SWEEP
+    timings = []
+    for sizes in sweep:
+        timings.append(time_numpy(sizes))
+        timings.append(time_torch(sizes, torch.device("cpu")))
+        if args.device.type == "cuda":
+            timings.append(time_torch(sizes, args.device))
+    print(table(timings))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The speed harness: what it times is the book's step, counted and timed by its rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from conftest import CUDA_MISSING
+from tensorbook import manual_net, speed
+from tensorbook.problem import TUTORIAL_SIZES, Sizes, as_tensors, make_problem
+from tensorbook.speed import Timing, step_flops, table, torch_step
+
+SMALL = Sizes(n=16, d_in=30, h=20, d_out=5)
+
+
+@pytest.mark.parametrize("sizes", [SMALL, TUTORIAL_SIZES, Sizes(7, 3, 11, 2)], ids=str)
+def test_the_flop_count_is_the_matrix_products_torch_counts(sizes):
+    x, y, w1, w2 = as_tensors(make_problem(sizes), torch.device("cpu"))
+    with FlopCounterMode(display=False) as counter:
+        torch_step(x, y, w1, w2, lr=1e-6)
+    assert counter.get_total_flops() == step_flops(sizes)
+
+
+def test_the_timed_step_is_the_books_step(device):
+    """Same loss and same update as manual_net's, in float64, on every device."""
+    x, y, w1, w2 = as_tensors(make_problem(SMALL), device, torch.float64)
+    loss, grad_w1, grad_w2 = manual_net.gradients(x, y, w1, w2)
+    expected_w1, expected_w2 = w1 - 1e-3 * grad_w1, w2 - 1e-3 * grad_w2
+    timed_loss = torch_step(x, y, w1, w2, lr=1e-3)
+    torch.testing.assert_close(timed_loss, loss, rtol=1e-12, atol=0)
+    torch.testing.assert_close(w1, expected_w1, rtol=1e-12, atol=1e-15)
+    torch.testing.assert_close(w2, expected_w2, rtol=1e-12, atol=1e-15)
+
+
+def test_the_numpy_step_is_the_torch_step():
+    p = make_problem(SMALL)
+    w1, w2 = p.w1.copy(), p.w2.copy()
+    loss = speed.numpy_step(p.x, p.y, w1, w2, lr=1e-3)
+    x, y, tw1, tw2 = as_tensors(p, torch.device("cpu"), torch.float64)
+    assert loss == pytest.approx(torch_step(x, y, tw1, tw2, lr=1e-3).item(), rel=1e-12)
+    np.testing.assert_allclose(w1, tw1.numpy(), rtol=1e-12)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_MISSING)
+def test_the_timed_step_never_waits_for_the_gpu_but_the_books_step_does():
+    x, y, w1, w2 = as_tensors(make_problem(SMALL), torch.device("cuda"))
+    torch_step(x, y, w1, w2, lr=1e-6)  # first call: lazy initialisation may sync
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        torch_step(x, y, w1, w2, lr=1e-6)
+        with pytest.raises(RuntimeError, match="synchroniz"):
+            manual_net.gradients(x, y, w1, w2)  # grad_h[h < 0] = 0 counts the mask on the host
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+def test_timings_report_median_spread_and_rate():
+    t = Timing("NumPy", TUTORIAL_SIZES, (3e-3, 1e-3, 2e-3))
+    assert t.median == 2e-3
+    assert t.spread == (1e-3, 3e-3)
+    assert t.flops_per_second == pytest.approx(step_flops(TUTORIAL_SIZES) / 2e-3)
+    with pytest.raises(ValueError, match="positive seconds"):
+        Timing("NumPy", TUTORIAL_SIZES, ())
+    with pytest.raises(ValueError, match="positive seconds"):
+        Timing("NumPy", TUTORIAL_SIZES, (1e-3, 0.0))
+
+
+def test_the_table_divides_by_numpy_at_the_same_sizes_and_knows_the_peak():
+    bigger = Sizes(128, 1000, 100, 10)
+    timings = [
+        Timing("NumPy", TUTORIAL_SIZES, (4e-3,)),
+        Timing("torch cuda:0", TUTORIAL_SIZES, (1e-3,), peak=1e12),
+        Timing("torch cuda:0", bigger, (1e-3,), peak=1e12),
+    ]
+    rows = table(timings).splitlines()
+    assert rows[2].endswith("4.0x")
+    assert f"{100 * step_flops(TUTORIAL_SIZES) / 1e-3 / 1e12:.1f}%" in rows[2]
+    assert rows[3].endswith("-")  # no NumPy figure at that size, so no speed-up
+
+
+@pytest.mark.parametrize(
+    ("name", "peak"),
+    [
+        ("NVIDIA H100 80GB HBM3", 66.9e12),
+        ("NVIDIA H100 PCIe", 51.2e12),
+        ("NVIDIA H200", 66.9e12),
+        ("NVIDIA A100-SXM4-40GB", 19.5e12),
+        ("Some Future GPU", None),
+    ],
+)
+def test_the_peak_is_looked_up_by_the_gpus_name(monkeypatch, name, peak):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: name)
+    assert speed.fp32_peak(torch.device("cuda", 0)) == (peak and pytest.approx(peak))
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "high")
+    assert speed.fp32_peak(torch.device("cuda", 0)) is None  # TF32 allowed: another peak
+
+
+def test_timing_on_a_device(device):
+    t = speed.time_torch(SMALL, device, warmup=1, repeats=3, steps=2)
+    assert t.label == f"torch {device}"
+    assert len(t.seconds) == 3
+    assert all(s > 0 for s in t.seconds)
+    t = speed.time_torch(SMALL, device, item_every_step=True, warmup=1, repeats=2)
+    assert t.label == f"torch {device}, loss.item() each step"
+
+
+def test_bad_counts_are_refused():
+    with pytest.raises(ValueError, match="warmup >= 1, repeats >= 1 and steps >= 1"):
+        speed.time_numpy(SMALL, warmup=0)
+    with pytest.raises(ValueError, match="got 1, 0, None"):
+        speed.time_torch(SMALL, torch.device("cpu"), warmup=1, repeats=0)
+
+
+def test_a_cuda_graph_needs_cuda(device):
+    if device.type != "cuda":
+        with pytest.raises(ValueError, match="CUDA graphs need a CUDA device, not cpu"):
+            speed.cuda_graph_step(SMALL, device)
+        return
+    eager = speed.time_torch(TUTORIAL_SIZES, device, warmup=1, repeats=3)
+    graph = speed.cuda_graph_step(TUTORIAL_SIZES, device, warmup=1, repeats=3)
+    assert graph.label == f"torch {device}, CUDA graph"
+    print(
+        f"tutorial size on {device}: eager {eager.median * 1e6:.1f} us, "
+        f"graph {graph.median * 1e6:.1f} us"
+    )
