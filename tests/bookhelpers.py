@@ -19,6 +19,7 @@ CHAPTERS = [
     "tensors_by_hand",
     "autograd",
     "autograd_network",
+    "speed",
 ]
 """The book's executed pages in reading order."""
 

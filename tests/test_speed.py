@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from bookhelpers import ROOT
 from torch.utils.flop_counter import FlopCounterMode
 
 from conftest import CUDA_MISSING
@@ -126,3 +127,21 @@ def test_a_cuda_graph_needs_cuda(device):
         f"tutorial size on {device}: eager {eager.median * 1e6:.1f} us, "
         f"graph {graph.median * 1e6:.1f} us"
     )
+
+
+def test_a_step_is_sixteen_operations_as_the_chapter_says():
+    """Each is one kernel launch on a GPU; views such as ``.t()`` launch nothing."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    calls = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            calls.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x, y, w1, w2 = as_tensors(make_problem(SMALL), torch.device("cpu"))
+    with Recorder():
+        torch_step(x, y, w1, w2, lr=1e-6)
+    assert len([f for f in calls if f is not torch.ops.aten.t.default]) == 16
+    assert "sixteen small kernels" in (ROOT / "docs" / "speed.md").read_text(encoding="utf-8")
