@@ -8,6 +8,7 @@
     nox -s tests                     # everything CI runs, the book's build included
     nox -s lint
     nox -s bench                     # build times: cold, no-op, prose edit, src edit
+    nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
 
 Environments are made with pip (virtualenv), not uv: torch is pinned in
 conf/constraints.txt, and pip is what finds that build here.
@@ -128,3 +129,12 @@ def bench(session: nox.Session) -> None:
     _install(session, "docs")
     _require_device(session, device)
     session.run("python", "conf/bench_build.py", *rest, env={"TENSORBOOK_DEVICE": device})
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Gather, into .whl/, the wheels that an offline GPU machine with its own CUDA torch
+    needs to build and test the book (see the README); pass --python-version X.Y for
+    that machine's Python (default 3.12)."""
+    _install(session, "docs", "test")
+    session.run("python", "conf/offline_wheels.py", *session.posargs)
