@@ -393,12 +393,18 @@ def table(timings: Sequence[Timing], baseline: str = "NumPy") -> str:
 
 def sweep(device: torch.device) -> list[Timing]:
     """NumPy, torch on the CPU and, for a CUDA ``device``, torch on it, at each size of
-    the sweep that fits: :data:`GPU_SWEEP` with a GPU, else :data:`CPU_SWEEP`."""
+    the sweep that fits: :data:`GPU_SWEEP` with a GPU, else :data:`CPU_SWEEP`.
+
+    Past the CPU's sweep only NumPy, the baseline, runs on the CPU, warmed up by a
+    single step: at 4096 a step takes a CPU core many seconds.
+    """
     on_gpu = device.type == "cuda"
     timings = []
     for sizes in GPU_SWEEP if on_gpu else CPU_SWEEP:
-        timings.append(time_numpy(sizes))
-        timings.append(time_torch(sizes, torch.device("cpu")))
+        small = sizes in CPU_SWEEP
+        timings.append(time_numpy(sizes, warmup=2 if small else 1))
+        if small:
+            timings.append(time_torch(sizes, torch.device("cpu")))
         if on_gpu:
             timings.append(time_torch(sizes, device))
     return timings
