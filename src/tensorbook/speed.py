@@ -313,8 +313,11 @@ def time_torch(
         loss = torch_step(x, y, w1, w2, lr)
         return loss.item() if item_every_step else loss
 
-    timer = _time_on_gpu if device.type == "cuda" else _time_on_cpu
-    seconds = timer(run, warmup, repeats, steps)
+    if device.type == "cuda":
+        with torch.cuda.device(device):  # events and synchronisation on this GPU
+            seconds = _time_on_gpu(run, warmup, repeats, steps)
+    else:
+        seconds = _time_on_cpu(run, warmup, repeats, steps)
     label = f"torch {device}" + (", loss.item() each step" if item_every_step else "")
     return Timing(label, sizes, tuple(seconds), fp32_peak(device))
 
@@ -354,7 +357,8 @@ def cuda_graph_step(
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         torch_step(x, y, w1, w2, lr)
-    seconds = _time_on_gpu(graph.replay, warmup, repeats, steps)
+    with torch.cuda.device(device):
+        seconds = _time_on_gpu(graph.replay, warmup, repeats, steps)
     return Timing(f"torch {device}, CUDA graph", sizes, tuple(seconds), fp32_peak(device))
 
 
