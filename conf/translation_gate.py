@@ -61,7 +61,7 @@ def _read(path: Path) -> Catalog:
 
 def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
     """What is wrong inside one catalog; with ``english`` (the page's messages), also
-    which messages the English no longer has.
+    which messages the English no longer has, and which English ones the catalog lacks.
 
     The header entry (empty msgid) is not a message and is never reported.
     """
@@ -80,31 +80,33 @@ def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[Sta
     for message in catalog.obsolete.values():
         text = message.id if isinstance(message.id, str) else message.id[0]
         problems.append(StaleMessage(po_path, message.lineno, "obsolete (#~), remove it", text))
+    if english is not None:
+        translated = {m.id for m in catalog if m.id}
+        problems.extend(
+            StaleMessage(po_path, 0, "not in the catalog; run nox -s translate", text)
+            for text in sorted(english - translated)
+        )
     return problems
 
 
 def stale_messages(pot_dir: Path, locale_dir: Path, languages: list[str]) -> list[StaleMessage]:
     """Every message of every translation that does not follow the English pages."""
     problems = []
-    templates = {pot.stem: pot for pot in sorted(pot_dir.glob("*.pot"))}
+    english = {
+        pot.stem: {m.id for m in _read(pot) if m.id} for pot in sorted(pot_dir.glob("*.pot"))
+    }
     for language in languages:
         catalogs = locale_dir / language / "LC_MESSAGES"
-        for page, pot in templates.items():
-            english = {m.id for m in _read(pot) if m.id}
+        for page, messages in english.items():
             po_path = catalogs / f"{page}.po"
             if not po_path.exists():
                 problems.append(
                     StaleMessage(po_path, 0, "no catalog for this page; run nox -s translate", page)
                 )
                 continue
-            problems.extend(catalog_problems(po_path, english))
-            translated = {m.id for m in _read(po_path) if m.id}
-            problems.extend(
-                StaleMessage(po_path, 0, "not in the catalog; run nox -s translate", text)
-                for text in sorted(english - translated)
-            )
+            problems.extend(catalog_problems(po_path, messages))
         for po_path in sorted(catalogs.glob("*.po")):
-            if po_path.stem not in templates:
+            if po_path.stem not in english:
                 problems.append(StaleMessage(po_path, 0, "catalog of a page that is gone", ""))
     return problems
 

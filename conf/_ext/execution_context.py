@@ -213,12 +213,14 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
 def _on_before_read(app, env, docnames: list[str]) -> None:
     if not docnames:
         return
-    if app.config.tensorbook_wait_for_outputs:
-        _wait_for(Path(app.config.tensorbook_wait_for_outputs))
     # Matplotlib logs a warning while it builds its font cache, the first time it is
     # imported on a machine; let that happen here rather than in a page's output.
+    # (Before any waiting, so that a translation does it while the source executes.)
     import matplotlib.font_manager  # noqa: F401
     from jupyter_cache import get_cache
+
+    if app.config.tensorbook_wait_for_outputs:
+        _wait_for(Path(app.config.tensorbook_wait_for_outputs))
 
     # Parallel readers (-j) would otherwise race to create the cache's tables.
     get_cache(env.mystnb_config.execution_cache_path).list_cache_records()
