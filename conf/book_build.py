@@ -2,7 +2,8 @@
 
 A build folder (``build/`` for ``nox -s docs``) holds::
 
-    html/                 the site: index.html (choose a language), one folder per language
+    html/                 the site: index.html (choose a language), one folder per
+                          language, 404.html and sitemap.xml (conf/site_files.py)
     doctrees/<language>/  Sphinx's pickled pages, one environment per edition
     jupyter_execute/<language>/  the executed notebooks and their images
     .jupyter_cache/       executed outputs, shared: the second edition reuses them
@@ -21,6 +22,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from site_files import site_base_url, write_not_found_page, write_sitemap
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALE_DIR = ROOT / "docs" / "locales"
@@ -161,7 +164,7 @@ def write_language_index(site: Path, languages: dict[str, str], source: str) -> 
     page = template.replace("@EDITIONS@", json.dumps(list(languages))).replace(
         "@SOURCE@", json.dumps(source)
     )
-    page = page.replace("@LINKS@", items)
+    page = page.replace("@LINKS@", items).replace("@SOURCE_DIR@", source)
     site.mkdir(parents=True, exist_ok=True)
     index = site / "index.html"
     index.write_text(page, encoding="utf-8")
@@ -272,6 +275,9 @@ def build_site(
                     process.wait()
                 log.close()
     write_language_index(site, all_languages, source)
+    base_url = site_base_url(environment)
+    write_not_found_page(site, all_languages, source, base_url)
+    write_sitemap(site, all_languages, base_url)
     return results
 
 

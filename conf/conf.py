@@ -7,6 +7,8 @@ from pathlib import Path
 CONF_DIR = Path(__file__).resolve().parent
 ROOT = CONF_DIR.parent
 sys.path.insert(0, str(CONF_DIR / "_ext"))
+sys.path.insert(0, str(CONF_DIR))
+from site_files import site_base_url  # noqa: E402
 
 # -- The book -----------------------------------------------------------------------------
 project = "tensorbook"
@@ -36,6 +38,10 @@ extensions = [
     "mathml_math",  # conf/_ext: math rendered at build time, no script, no CDN
     "pysource",  # conf/_ext: a program's real source, without its docstring
     "editions",  # conf/_ext: languages, catalog checks, the language switcher
+    "sphinx_copybutton",
+    "light_assets",  # conf/_ext: only the CSS rules and icon glyphs the site uses
+    "site_meta",  # conf/_ext: canonical address, description, social card
+    "link_check",  # conf/_ext: a link to a missing page or anchor fails the build
 ]
 
 exclude_patterns = [
@@ -79,6 +85,11 @@ myst_heading_anchors = 3
 # -- HTML ---------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
 html_title = "tensorbook"
+html_favicon = "_static/favicon.svg"
+# Absolute addresses for the canonical link, the sitemap and the social card: the
+# workflows set TENSORBOOK_BASE_URL (Read the Docs gives its own); a local build
+# says where python -m http.server serves it.
+tensorbook_base_url = site_base_url()
 html_math_renderer = "mathml"
 html_last_updated_fmt = None
 html_copy_source = False
@@ -88,7 +99,17 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,
+    # without it the theme's first script reads an empty mode and logs an error
+    "default_mode": "auto",
 }
+
+# The copy button copies code, never what it printed: not on outputs, and in a
+# doctest-style block only the lines after a prompt, without the prompt.
+copybutton_selector = "div:not(.output) > div.highlight pre"
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
+copybutton_exclude = ".linenos, .gp, .go"
 
 # Chinese has no spaces between words: the search index splits it with jieba, which
 # also has to know the book's own terms (张量, 自动求导, ...) to keep them whole.

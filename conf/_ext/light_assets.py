@@ -1,0 +1,223 @@
+"""Make every page light: only the CSS rules and icon glyphs the site can use.
+
+With its defaults the theme makes each page load about 2.2 MB of CSS and JavaScript:
+Font Awesome's SVG-and-JavaScript bundle (1.5 MB) draws icons that the theme's own
+stylesheet can already draw from the icon fonts it ships, and that stylesheet carries
+all of Bootstrap and all 2,000 icons. After each HTML build this extension
+
+* leaves the Font Awesome bundle out of every page (``conf/_templates/static/
+  webpack-macros.html`` filters it out of the theme's own macro) and deletes it;
+* keeps, in every stylesheet, the rules whose class and id names appear somewhere in
+  the site's HTML or JavaScript (the same rule as PurgeCSS's default extractor, so
+  classes that scripts add at run time are kept too), with their licence comments;
+* cuts the icon fonts down to the glyphs of the icons those rules still name.
+
+The theme, its look and every icon the reader sees stay; the budget (500 KB of CSS, JS
+and fonts per page) is checked by the browser suite and printed by ``nox -s weights``.
+Static files are copied afresh by every build, so this runs on fresh copies each time.
+"""
+
+from __future__ import annotations
+
+import logging as std_logging
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import tinycss2
+from fontTools import subset
+from fontTools.ttLib import TTFont
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+# fontTools reports every table it subsets at INFO, through the root logger
+std_logging.getLogger("fontTools.subset").setLevel(std_logging.WARNING)
+
+ICON_BUNDLE = "scripts/fontawesome.js"
+ICON_FONTS = "vendor/fontawesome/webfonts"
+# A class name as a script or page may spell it; a trailing "-" marks a prefix that a
+# script completes at run time (Bootstrap's `bs-tooltip-${placement}`).
+_WORD = re.compile(r"[A-Za-z0-9_-]+")
+_NAME_IN_SELECTOR = re.compile(r"[.#](-?[A-Za-z_][\w-]*)")
+# Inside these pseudo-classes a name need not be present for the rule to apply.
+_OPTIONAL_GROUP = re.compile(r":(?:not|is|where|has)\(")
+_ICON_GLYPH = re.compile(r"--fa:\s*\"((?:\\[0-9a-fA-F]{1,6}\s?|[^\"\\])+)\"")
+_CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?")
+_GROUPING_RULES = {"media", "supports", "layer", "container"}
+
+
+def site_words(files: Iterable[Path]) -> set[str]:
+    """Every word that could be a class or id name in the given pages and scripts.
+
+    >>> sorted(site_words([]))
+    []
+    """
+    words: set[str] = set()
+    for path in files:
+        words.update(_WORD.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return words
+
+
+def _split_selectors(prelude: str) -> list[str]:
+    """``a, :is(b, c)`` -> ``["a", " :is(b, c)"]``: commas inside parentheses stay."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(prelude):
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(prelude[start:index])
+            start = index + 1
+    parts.append(prelude[start:])
+    return parts
+
+
+def _required_names(selector: str) -> list[str]:
+    """The class and id names a selector needs, leaving out those in :not(), :is()..."""
+    kept, index = [], 0
+    while index < len(selector):
+        group = _OPTIONAL_GROUP.match(selector, index)
+        if group is None:
+            kept.append(selector[index])
+            index += 1
+            continue
+        depth, index = 1, group.end()
+        while depth and index < len(selector):
+            depth += (selector[index] == "(") - (selector[index] == ")")
+            index += 1
+    return _NAME_IN_SELECTOR.findall("".join(kept))
+
+
+class SelectorFilter:
+    """Decides which selectors can match something in the site.
+
+    >>> keep = SelectorFilter({"btn", "bs-tooltip-", "show"})
+    >>> keep(".btn.show"), keep(".btn.active"), keep("a:not(.active)"), keep(".bs-tooltip-top")
+    (True, False, True, True)
+    """
+
+    def __init__(self, words: set[str]) -> None:
+        self.words = words
+        self.prefixes = tuple(w for w in words if w.endswith("-") and len(w) >= 4)
+
+    def __call__(self, selector: str) -> bool:
+        return all(
+            name in self.words or name.startswith(self.prefixes)
+            for name in _required_names(selector)
+        )
+
+
+def _purge_rules(rules: list, keep: SelectorFilter) -> str:
+    out = []
+    for rule in rules:
+        if rule.type == "comment":
+            if rule.value.startswith("!"):  # licences
+                out.append(f"/*{rule.value}*/")
+        elif rule.type == "qualified-rule":
+            selectors = [
+                s.strip() for s in _split_selectors(tinycss2.serialize(rule.prelude)) if keep(s)
+            ]
+            if selectors:
+                out.append(f"{','.join(selectors)}{{{tinycss2.serialize(rule.content).strip()}}}")
+        elif rule.type == "at-rule":
+            if rule.lower_at_keyword in _GROUPING_RULES and rule.content is not None:
+                inner = _purge_rules(
+                    tinycss2.parse_blocks_contents(rule.content, skip_whitespace=True), keep
+                )
+                if inner:
+                    prelude = tinycss2.serialize(rule.prelude)
+                    out.append(f"@{rule.at_keyword}{prelude}{{{inner}}}")
+            else:
+                out.append(tinycss2.serialize([rule]))
+    return "".join(out)
+
+
+def purge_css(css: str, keep: SelectorFilter) -> str:
+    """The stylesheet with only the rules ``keep`` accepts, licence comments and at-rules.
+
+    >>> keep = SelectorFilter({"used"})
+    >>> purge_css("/*! MIT */ /* note */ .used{color:red} .unused{color:blue} "
+    ...           "@media (min-width:1px){.unused{x:y}} :root{--a:1}", keep)
+    '/*! MIT */.used{color:red}:root{--a:1}'
+    """
+    rules = tinycss2.parse_stylesheet(css, skip_comments=False, skip_whitespace=True)
+    return _purge_rules(rules, keep)
+
+
+def icon_codepoints(css: str) -> set[int]:
+    r"""The code points of the icons a (purged) stylesheet still draws.
+
+    >>> sorted(hex(c) for c in icon_codepoints(r'.fa-bars{--fa:"\f0c9"}.fa-a{--fa:"A"}'))
+    ['0x41', '0xf0c9']
+    """
+    points: set[int] = set()
+    for value in _ICON_GLYPH.findall(css):
+        text = _CSS_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), value)
+        points.update(ord(char) for char in text)
+    return points
+
+
+def subset_font(path: Path, codepoints: set[int]) -> None:
+    """Rewrite a WOFF2 font in place with only the glyphs for ``codepoints``."""
+    font = TTFont(path)
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.notdef_outline = True
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=codepoints & set(font.getBestCmap()))
+    subsetter.subset(font)
+    font.flavor = "woff2"
+    font.save(path)
+
+
+def lighten(outdir: Path) -> dict[str, tuple[int, int]]:
+    """Purge every stylesheet and cut the icon fonts of one built edition.
+
+    Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
+    """
+    static = outdir / "_static"
+    sizes: dict[str, tuple[int, int]] = {}
+    # the bundle, and the themes' Jinja macro files, which their static folders hold
+    # and Sphinx copies as they are: templates, not pages
+    leftovers = [static / ICON_BUNDLE, static / f"{ICON_BUNDLE}.map", *static.glob("*macros.html")]
+    for leftover in leftovers:
+        if leftover.exists():
+            sizes[str(leftover.relative_to(outdir))] = (leftover.stat().st_size, 0)
+            leftover.unlink()
+    scripts = [p for p in static.rglob("*.js") if p.is_file()]
+    keep = SelectorFilter(site_words([*outdir.rglob("*.html"), *scripts]))
+    codepoints: set[int] = set()
+    for sheet in sorted(static.rglob("*.css")):
+        before = sheet.read_text(encoding="utf-8")
+        after = purge_css(before, keep)
+        codepoints |= icon_codepoints(after)
+        sheet.write_text(after, encoding="utf-8")
+        sizes[str(sheet.relative_to(outdir))] = (len(before.encode()), len(after.encode()))
+    for font in sorted((static / ICON_FONTS).glob("*.woff2")):
+        before_size = font.stat().st_size
+        subset_font(font, codepoints)
+        sizes[str(font.relative_to(outdir))] = (before_size, font.stat().st_size)
+    return sizes
+
+
+def _forget_copied_assets(app: Sphinx) -> None:
+    """MyST-NB copies its stylesheet only where none is: let it copy a fresh one, since
+    the one already there was purged against the previous build's pages."""
+    for sheet in Path(app.outdir, "_static").glob("mystnb.*.css"):
+        sheet.unlink()
+
+
+def _lighten_after_build(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    sizes = lighten(Path(app.outdir))
+    before = sum(b for b, _ in sizes.values())
+    after = sum(a for _, a in sizes.values())
+    logger.info("light assets: %d files, %d KiB -> %d KiB", len(sizes), before >> 10, after >> 10)
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.connect("builder-inited", _forget_copied_assets)
+    # after MyST-NB copies its stylesheet (priority 500)
+    app.connect("build-finished", _lighten_after_build, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
