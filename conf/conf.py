@@ -99,9 +99,10 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,
-    # without it the theme's first script reads an empty mode and logs an error
-    "default_mode": "auto",
 }
+# Follow the reader's system until they pick a mode; without it the theme's first
+# script reads an empty mode and logs an error on every page.
+html_context = {"default_mode": "auto"}
 
 # The copy button copies code, never what it printed: not on outputs, and in a
 # doctest-style block only the lines after a prompt, without the prompt.
