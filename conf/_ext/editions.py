@@ -163,7 +163,8 @@ def _prepare_chinese_search() -> None:
 
 
 def _deferred_chinese_search() -> type:
-    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text.
+    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text,
+    with its page script naming the stemmer it ships.
 
     Sphinx makes its search language at every build, even one with nothing to
     write, and the Chinese one loads jieba's dictionary on the spot: a second or
@@ -173,6 +174,11 @@ def _deferred_chinese_search() -> type:
     from sphinx.search.zh import SearchChinese
 
     class DeferredChineseSearch(SearchChinese):
+        # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
+        # but ships the English one that Chinese search uses for Latin words, so the
+        # search page died with a ReferenceError (sphinx-doc/sphinx#14229).
+        language_name = "English"
+
         def __init__(self, options: dict[str, str]) -> None:
             self._words = options.get("dict", "")
             super().__init__({**options, "dict": ""})  # "" loads nothing

@@ -1,0 +1,190 @@
+"""Open the built site in Debian's Chromium, the way a reader's browser would.
+
+Playwright drives ``/usr/bin/chromium`` (``apt-get install chromium``): its own browser
+download cannot work where only package registries are reachable. Every request to a
+host other than the local server is aborted and recorded, so a page that would load
+something from the internet fails where it is checked, naming the page and the
+address, and the site is seen exactly as it works with the network cut off.
+
+``nox -s weights`` runs this module: each page's CSS + JS + font bytes and its load
+time, against the budget. The browser suite (``tests/test_browser.py``) uses the same
+:func:`launch` and :func:`visit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
+# Chromium's own background traffic (updates, sync, Google lookups) would be refused
+# on a closed network, many times a start; none of it is the site's.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PAGE_BUDGET = 500 * 1000
+"""Bytes of CSS, JavaScript and fonts one page may load (HTML and images not counted)."""
+COUNTED_TYPES = {"stylesheet": "css", "script": "js", "font": "font"}
+
+
+def chromium_path() -> str:
+    """The Chromium to drive; a clear error, with the fix, where there is none."""
+    if shutil.which(CHROMIUM) is None:
+        raise FileNotFoundError(
+            f"no Chromium at {CHROMIUM}: install Debian's with "
+            "'apt-get update && apt-get install -y chromium' (.ci/run does), "
+            "or point TENSORBOOK_CHROMIUM at one"
+        )
+    return CHROMIUM
+
+
+@contextlib.contextmanager
+def launch() -> Iterator[object]:
+    """A headless Chromium (a Playwright ``Browser``) for the duration of the block."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class Visit:
+    """What loading one page did."""
+
+    url: str
+    status: int | None = None
+    load_seconds: float = 0.0
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    other_hosts: list[str] = field(default_factory=list)
+    bytes_by_kind: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def counted_bytes(self) -> int:
+        """CSS + JS + fonts, the bytes the budget counts."""
+        return sum(self.bytes_by_kind.get(kind, 0) for kind in COUNTED_TYPES.values())
+
+    def problems(self) -> list[str]:
+        """Every way the load went wrong, each naming this page."""
+        return (
+            [f"{self.url}: console error: {e}" for e in self.console_errors]
+            + [f"{self.url}: failed request: {r}" for r in self.failed_requests]
+            + [f"{self.url}: request to another host: {r}" for r in self.other_hosts]
+        )
+
+
+def watch(page, base_url: str) -> Visit:
+    """Record a Playwright ``Page``'s errors and requests into a :class:`Visit`.
+
+    Requests to any host but ``base_url``'s are aborted before they leave.
+    """
+    visit = Visit(url="")
+    local = urlsplit(base_url).netloc
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        if urlsplit(url).scheme in {"data", "blob", "about"} or urlsplit(url).netloc == local:
+            request_route.continue_()
+        else:
+            visit.other_hosts.append(url)
+            request_route.abort("blockedbyclient")
+
+    def finished(request) -> None:
+        response = request.response()
+        if response is not None and response.status >= 400 and request.resource_type != "document":
+            visit.failed_requests.append(f"{response.status} {request.url}")
+            return
+        kind = COUNTED_TYPES.get(request.resource_type, request.resource_type)
+        size = request.sizes()["responseBodySize"]
+        visit.bytes_by_kind[kind] = visit.bytes_by_kind.get(kind, 0) + size
+
+    def failed(request) -> None:
+        if urlsplit(request.url).netloc == local:
+            visit.failed_requests.append(f"{request.failure} {request.url}")
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
+    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
+    page.on("requestfinished", finished)
+    page.on("requestfailed", failed)
+    return visit
+
+
+def visit(page, url: str, base_url: str) -> Visit:
+    """Load ``url`` in ``page`` and wait until the network is quiet."""
+    record = watch(page, base_url)
+    record.url = url
+    start = time.perf_counter()
+    response = page.goto(url, wait_until="load")
+    record.load_seconds = time.perf_counter() - start
+    page.wait_for_load_state("networkidle")
+    record.status = response.status if response is not None else None
+    return record
+
+
+def measure(site: Path, prefix: str = "/tensorbook/") -> list[Visit]:
+    """Load every page of the built site once, in a fresh browser context each."""
+    from site_server import serve
+
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                   if "_static" not in p.relative_to(site).parts)
+    visits = []
+    with serve(site, prefix) as served, launch() as browser:
+        for name in pages:
+            context = browser.new_context()
+            page = context.new_page()
+            visits.append(visit(page, served.base_url + name, served.base_url))
+            context.close()
+    return visits
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Each page's CSS + JS + font bytes and load time in headless Chromium."
+    )
+    parser.add_argument("--site", type=Path, default=Path("build/html"))
+    args = parser.parse_args(argv)
+    visits = measure(args.site)
+    base = len(urlsplit(visits[0].url).path) - len(Path(urlsplit(visits[0].url).path).name)
+    print(f"{'page':<28}{'css':>9}{'js':>9}{'fonts':>8}{'total':>9}{'load':>9}")
+    over = []
+    for v in visits:
+        kinds = v.bytes_by_kind
+        print(
+            f"{urlsplit(v.url).path[base:]:<28}{kinds.get('css', 0) / 1000:>8.1f}k"
+            f"{kinds.get('js', 0) / 1000:>8.1f}k{kinds.get('font', 0) / 1000:>7.1f}k"
+            f"{v.counted_bytes / 1000:>8.1f}k{v.load_seconds * 1000:>7.0f}ms"
+        )
+        if v.counted_bytes > PAGE_BUDGET or v.problems():
+            over.append(v)
+    largest = max(visits, key=lambda v: v.counted_bytes)
+    print(
+        f"{len(visits)} pages; largest {largest.counted_bytes / 1000:.1f} kB "
+        f"({urlsplit(largest.url).path[base:]}); budget {PAGE_BUDGET / 1000:.0f} kB"
+    )
+    for v in over:
+        for problem in v.problems() or [f"{v.url}: {v.counted_bytes} bytes, over budget"]:
+            print(problem, file=sys.stderr)
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

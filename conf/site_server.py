@@ -1,0 +1,100 @@
+"""Serve a built site below a sub-path, the way GitHub Pages serves a project's site.
+
+``serve(site, "/tensorbook/")`` answers ``/tensorbook/<path>`` from ``site/<path>``,
+a folder with its ``index.html``, and anything missing with the site's ``404.html``
+and status 404. Requests outside the sub-path get a bare 404 and are recorded, so a
+test can show that no page reached above the book's folder. The browser suite and
+``nox -s weights`` use it; it binds 127.0.0.1 on a free port and lives in a thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+DEFAULT_PREFIX = "/tensorbook/"
+
+
+@dataclass
+class ServedSite:
+    """A running server: its base address (ending in the prefix) and what it saw."""
+
+    base_url: str
+    prefix: str
+    outside_prefix: list[str] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    def __init__(self, *args, site: Path, record: ServedSite, **kwargs) -> None:
+        self.site = site
+        self.record = record
+        super().__init__(*args, directory=str(site), **kwargs)
+
+    def send_head(self):
+        path = unquote(urlsplit(self.path).path)
+        if not path.startswith(self.record.prefix) and path != self.record.prefix.rstrip("/"):
+            self.record.outside_prefix.append(self.path)
+            self.send_error(HTTPStatus.NOT_FOUND, "outside the site's folder")
+            return None
+        local = Path(self.translate_path(self.path))
+        if local.is_dir() and not path.endswith("/"):
+            return super().send_head()  # redirect to the folder's address
+        if local.is_dir():
+            local = local / "index.html"
+        if not local.is_file():
+            self.record.not_found.append(self.path)
+            return self._send_not_found_page()
+        return super().send_head()
+
+    def translate_path(self, path: str) -> str:
+        inside = unquote(urlsplit(path).path)[len(self.record.prefix) :]
+        resolved = (self.site / inside).resolve()
+        if self.site.resolve() not in (resolved, *resolved.parents):
+            return str(self.site / "__outside__")
+        return str(resolved)
+
+    def _send_not_found_page(self):
+        page = self.site / "404.html"
+        body = page.read_bytes() if page.is_file() else b"not found"
+        self.send_response(HTTPStatus.NOT_FOUND)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def end_headers(self) -> None:
+        # every load in a test or a measurement is a first visit
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+        pass
+
+
+@contextlib.contextmanager
+def serve(site: Path, prefix: str = DEFAULT_PREFIX) -> Iterator[ServedSite]:
+    """Serve ``site`` at ``http://127.0.0.1:<free port><prefix>`` while in the block."""
+    if not (prefix.startswith("/") and prefix.endswith("/")):
+        raise ValueError(f"the prefix must start and end with '/', not {prefix!r}")
+    if not (site / "index.html").is_file():
+        raise FileNotFoundError(f"no built site at {site} (no index.html); build it first")
+    record = ServedSite(base_url="", prefix=prefix)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, site=site, record=record))
+    record.base_url = f"http://127.0.0.1:{server.server_address[1]}{prefix}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield record
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
