@@ -52,7 +52,22 @@ def book_builds(tmp_path_factory) -> tuple[Path, dict[str, EditionBuild]]:
     return root, {r.language: r for r in results}
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--built-book",
+        type=Path,
+        default=None,
+        help="check this build folder (e.g. build, from nox -s docs) instead of building "
+        "the book; the tests that read the build's own log still build it",
+    )
+
+
 @pytest.fixture(scope="session")
-def built_book(book_builds) -> Path:
+def built_book(request) -> Path:
     """The build folder of the whole book: html/<language>/, jupyter_execute/<language>/."""
-    return book_builds[0]
+    given = request.config.getoption("--built-book")
+    if given is not None:
+        if not (given / "html" / "index.html").is_file():
+            pytest.fail(f"--built-book {given}: no html/index.html there; build it first")
+        return given
+    return request.getfixturevalue("book_builds")[0]

@@ -1,0 +1,261 @@
+"""The built site as its readers get it, in Debian's Chromium, served below a sub-path.
+
+The whole site is served at ``http://127.0.0.1:<port>/tensorbook/`` (conf/site_server.py),
+so every check here also shows that nothing depends on the domain's root. Every request
+to another host is aborted and reported (conf/site_browser.py), so the site is seen as
+it works with the network cut off. axe-core comes from the npm registry
+(``tests/browser/package.json``; ``nox -s tests`` runs ``npm ci``) and is injected into
+each page.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from site_browser import PAGE_BUDGET, launch, visit
+from site_files import language_tag
+from site_server import serve
+
+pytestmark = [pytest.mark.book, pytest.mark.browser]
+
+AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = [*CHAPTERS, "terminology", "genindex", "search"]
+"""Every page of an edition; test_every_page_is_checked keeps this list whole."""
+MATH_PAGES = {"warmup_numpy", "tensors_by_hand", "autograd", "autograd_network", "speed"}
+SEARCHES = {
+    "en": [("autograd", "autograd"), ("from_numpy", "numpy_bridge"), ("CUDA", "cuda")],
+    "zh_CN": [("张量", "tensors"), ("自动求导", "autograd"), ("反向传播", "tensors_by_hand")],
+}
+RAW_TEX = re.compile(r"\\(?:frac|sum|partial|mathrm|hat|begin|left|cdot)\b|\$\$|\\\(")
+
+FAVICON_CHECK = """async () => {
+  const link = document.querySelector('link[rel~="icon"]');
+  if (!link) return 'no <link rel="icon">';
+  const response = await fetch(link.href);
+  const type = response.headers.get('content-type') || '';
+  return response.ok && type.startsWith('image/') ? '' : `${response.status} ${type} ${link.href}`;
+}"""
+BROKEN_IMAGES = """async () => {
+  const broken = [];
+  for (const image of document.images) {
+    image.loading = 'eager';
+    try { await image.decode(); } catch (error) { broken.push(image.currentSrc || image.src); continue; }
+    if (!image.naturalWidth) broken.push(image.currentSrc || image.src);
+  }
+  return broken;
+}"""
+VISIBLE_PROSE = """() => {
+  const copy = document.querySelector('article').cloneNode(true);
+  copy.querySelectorAll('pre, code, script, style').forEach(e => e.remove());
+  return copy.textContent;
+}"""
+MATH_LAYOUT = """() => Array.from(document.querySelectorAll('article math')).map(m => {
+  const box = m.getBoundingClientRect();
+  return {display: getComputedStyle(m).display, width: box.width, height: box.height};
+})"""
+RUN_AXE = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.impact} ${v.id}: ${v.help} — ` +
+              v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
+}"""
+
+
+@pytest.fixture(scope="session")
+def site(built_book) -> Path:
+    return built_book / "html"
+
+
+@pytest.fixture(scope="session")
+def served(site):
+    with serve(site) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with launch() as running:
+        yield running
+
+
+@pytest.fixture
+def context(browser):
+    opened = browser.new_context()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    if not AXE.is_file():
+        pytest.fail(f"no axe-core at {AXE}: run 'npm ci --prefix tests/browser' (nox -s tests does)")
+    return AXE.read_text(encoding="utf-8")
+
+
+def _open(context, served, path: str):
+    """A new page at ``path`` (relative to the site); the page and what loading did."""
+    page = context.new_page()
+    outside_before = len(served.outside_prefix)
+    record = visit(page, served.base_url + path, served.base_url)
+    assert served.outside_prefix[outside_before:] == [], (
+        f"{path} asked for addresses outside the site's folder"
+    )
+    return page, record
+
+
+def test_every_page_is_checked(site):
+    for language in LANGUAGES:
+        built = {
+            p.stem for p in (site / language).glob("*.html") if p.name != "404.html"
+        }
+        assert built == set(PAGES), f"{language}: the suite's page list is out of date"
+
+
+@pytest.mark.parametrize("name", PAGES)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_page_loads_clean(context, served, language, name):
+    page, record = _open(context, served, f"{language}/{name}.html")
+    assert record.status == 200
+    assert record.problems() == []
+    assert page.evaluate(FAVICON_CHECK) == ""
+    assert page.evaluate(BROKEN_IMAGES) == []
+    assert page.evaluate("document.documentElement.lang") == language_tag(language)
+    assert record.counted_bytes <= PAGE_BUDGET, (
+        f"{name}: {record.counted_bytes} bytes of CSS, JS and fonts: {record.bytes_by_kind}"
+    )
+    icons = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.fa-solid'))
+            .filter(i => i.offsetParent !== null)
+            .map(i => [i.className, getComputedStyle(i, '::before').content,
+                       document.fonts.check('900 16px "Font Awesome 7 Free"',
+                                            getComputedStyle(i, '::before').content.replace(/"/g, ''))])"""
+    )
+    assert icons, "no visible icon on the page"
+    for classes, glyph, font_has_it in icons:
+        assert glyph not in ("none", "normal", '""') and font_has_it, f"icon {classes} is blank"
+
+
+@pytest.mark.parametrize("name", sorted(MATH_PAGES))
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_math_renders(context, served, language, name):
+    page, _ = _open(context, served, f"{language}/{name}.html")
+    layout = page.evaluate(MATH_LAYOUT)
+    assert layout, "no rendered math on a page that has formulas"
+    for box in layout:
+        assert box["display"] in {"math", "block math", "inline math"}, box
+        assert box["width"] > 0 and box["height"] > 0, box
+    assert RAW_TEX.findall(page.evaluate(VISIBLE_PROSE)) == []
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("name", PAGES)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_accessibility(browser, served, axe_source, language, name, mode):
+    context = browser.new_context(color_scheme=mode)
+    try:
+        page, _ = _open(context, served, f"{language}/{name}.html")
+        assert page.evaluate("document.documentElement.dataset.theme") == mode
+        page.add_script_tag(content=axe_source)
+        assert page.evaluate(RUN_AXE) == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "query", "expected"),
+    [(lang, q, e) for lang, searches in SEARCHES.items() for q, e in searches],
+)
+def test_search_finds_the_page(context, served, language, query, expected):
+    page, record = _open(context, served, f"{language}/search.html?q={query}")
+    page.wait_for_selector("#search-results ul.search li", timeout=15_000)
+    found = page.eval_on_selector_all(
+        "#search-results ul.search li a", "links => links.map(a => a.getAttribute('href'))"
+    )
+    assert any(urlsplit(href).path.endswith(f"{expected}.html") for href in found), found
+    assert record.problems() == []
+
+
+def test_copy_button_copies_the_source_only(context, served):
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/tensors.html")
+    cell = page.locator("div.cell:has(.cell_output)").first
+    source = cell.locator(".cell_input pre").inner_text()
+    printed = cell.locator(".cell_output").inner_text().strip()
+    assert printed, "the cell printed nothing, so this test would prove nothing"
+    cell.locator(".cell_input").hover()
+    cell.locator(".cell_input button.copybtn").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.strip() == source.strip()
+    assert printed not in copied
+    assert cell.locator(".cell_output button.copybtn").count() == 0
+
+
+def _theme(page) -> tuple[str, str]:
+    return page.evaluate(
+        "[document.documentElement.dataset.theme, getComputedStyle(document.body).backgroundColor]"
+    )
+
+
+def _luminance(css_colour: str) -> float:
+    red, green, blue = (int(v) for v in re.findall(r"\d+", css_colour)[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+def test_dark_mode_toggle_is_remembered_across_pages(context, served):
+    page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/tensors.html")
+    theme, background = _theme(page)
+    assert theme == "light" and _luminance(background) > 0.5
+    page.locator(".article-header-buttons .theme-switch-button").click()
+    page.locator(".article-header-buttons .theme-change-button[data-mode='dark']").click()
+    theme, background = _theme(page)
+    assert theme == "dark" and _luminance(background) < 0.3
+    page.locator("a.right-next").click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/numpy_bridge.html")
+    theme, background = _theme(page)
+    assert theme == "dark" and _luminance(background) < 0.3
+    assert page.evaluate("localStorage.getItem('mode')") == "dark"
+
+
+@pytest.mark.parametrize("name", [*CHAPTERS, "terminology"])
+def test_language_switcher_lands_on_the_same_page(context, served, name):
+    page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/{name}.html")
+    for language in [*(lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE), SOURCE_LANGUAGE]:
+        page.locator(f".tb-language-switcher a[hreflang='{language_tag(language)}']").click()
+        page.wait_for_load_state("load")
+        assert urlsplit(page.url).path == f"{urlsplit(served.base_url).path}{language}/{name}.html"
+        assert page.evaluate("document.documentElement.lang") == language_tag(language)
+
+
+@pytest.mark.parametrize("missing", ["en/no-such-page.html", "zh_CN/a/b/c.html", "nothing-here"])
+def test_missing_page_gets_the_404_page_with_working_links(context, served, missing):
+    page, record = _open(context, served, missing)
+    assert record.status == 404
+    assert record.problems() == []
+    assert page.evaluate(FAVICON_CHECK) == ""
+    assert page.locator("h1").inner_text().startswith("Page not found")
+    for language in LANGUAGES:
+        link = page.locator(f"a.edition[data-edition='{language}']")
+        assert urlsplit(link.get_attribute("href")).path == (
+            f"{urlsplit(served.base_url).path}{language}/index.html"
+        )
+    page.locator(f"a.edition[data-edition='{SOURCE_LANGUAGE}']").click()
+    page.wait_for_load_state("load")
+    assert page.url == f"{served.base_url}{SOURCE_LANGUAGE}/index.html"
+
+
+@pytest.mark.parametrize(("locale", "edition"), [("zh-CN", "zh_CN"), ("zh-TW", "zh_CN"),
+                                                 ("en-GB", "en"), ("fr-FR", SOURCE_LANGUAGE)])
+def test_front_door_opens_the_readers_edition(browser, served, locale, edition):
+    context = browser.new_context(locale=locale)
+    try:
+        page, record = _open(context, served, "")
+        page.wait_for_url(f"{served.base_url}{edition}/index.html")
+        assert record.problems() == []
+    finally:
+        context.close()
