@@ -7,6 +7,7 @@
     nox -s doctest -- --device cuda  # the package's doctests on a device
     nox -s tests                     # everything CI runs, the book's build included
     nox -s lint
+    nox -s weights                   # each page's CSS + JS + font bytes and load time
     nox -s bench                     # build times: cold, no-op, prose edit, src edit
     nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
 
@@ -17,6 +18,8 @@ conf/constraints.txt, and pip is what finds that build here.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -105,13 +108,42 @@ def doctest(session: nox.Session) -> None:
     )
 
 
+def _browser_tools(session: nox.Session) -> None:
+    """Debian's Chromium (installed here when missing and we may: root with apt-get) and
+    axe-core from the npm registry, which the browser suite injects into pages."""
+    chromium = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
+    if shutil.which(chromium) is None:
+        if os.geteuid() != 0 or shutil.which("apt-get") is None:
+            session.error(
+                f"no Chromium at {chromium}: install it with 'sudo apt-get install chromium' "
+                "(Debian's; Playwright's own browser download is not used), or point "
+                "TENSORBOOK_CHROMIUM at one"
+            )
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
+    session.run(
+        "npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True
+    )
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the whole suite, the book's build included, on --device (default cpu)."""
+    """Run the whole suite, the book's build and the browser checks included, on
+    --device (default cpu)."""
     device, rest = _split_device(session)
     _install(session, "test", "docs")
     _require_device(session, device)
+    _browser_tools(session)
     session.run("pytest", *rest, env={"TENSORBOOK_DEVICE": device})
+
+
+@nox.session(reuse_venv=True)
+def weights(session: nox.Session) -> None:
+    """Load every page of the built site (nox -s docs first) in headless Chromium and
+    print its CSS + JS + font bytes and load time; fails over the 500 kB budget."""
+    _install(session, "test")
+    _browser_tools(session)
+    session.run("python", "conf/site_browser.py", "--site", str(DEFAULT_OUT), *session.posargs)
 
 
 @nox.session(reuse_venv=True)
