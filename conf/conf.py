@@ -41,6 +41,7 @@ extensions = [
     "sphinx_copybutton",
     "light_assets",  # conf/_ext: only the CSS rules and icon glyphs the site uses
     "site_meta",  # conf/_ext: canonical address, description, social card
+    "downloads",  # conf/_ext: each chapter as a notebook and a script
     "link_check",  # conf/_ext: a link to a missing page or anchor fails the build
 ]
 
@@ -95,7 +96,11 @@ html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
-    "article_header_end": ["language-switcher.html", "article-header-buttons.html"],
+    "article_header_end": [
+        "downloads.html",
+        "language-switcher.html",
+        "article-header-buttons.html",
+    ],
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,

@@ -69,5 +69,5 @@ def built_book(request) -> Path:
     if given is not None:
         if not (given / "html" / "index.html").is_file():
             pytest.fail(f"--built-book {given}: no html/index.html there; build it first")
-        return given
+        return given.resolve()
     return request.getfixturevalue("book_builds")[0]
