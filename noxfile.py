@@ -121,9 +121,7 @@ def _browser_tools(session: nox.Session) -> None:
             )
         session.run("apt-get", "update", "-qq", external=True)
         session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
-    session.run(
-        "npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True
-    )
+    session.run("npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True)
 
 
 @nox.session

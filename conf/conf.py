@@ -8,7 +8,7 @@ CONF_DIR = Path(__file__).resolve().parent
 ROOT = CONF_DIR.parent
 sys.path.insert(0, str(CONF_DIR / "_ext"))
 sys.path.insert(0, str(CONF_DIR))
-from site_files import site_base_url  # noqa: E402
+from site_files import site_base_url
 
 # -- The book -----------------------------------------------------------------------------
 project = "tensorbook"

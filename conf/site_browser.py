@@ -144,8 +144,11 @@ def measure(site: Path, prefix: str = "/tensorbook/") -> list[Visit]:
     """Load every page of the built site once, in a fresh browser context each."""
     from site_server import serve
 
-    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
-                   if "_static" not in p.relative_to(site).parts)
+    pages = sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if "_static" not in p.relative_to(site).parts
+    )
     visits = []
     with serve(site, prefix) as served, launch() as browser:
         for name in pages:

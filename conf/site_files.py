@@ -128,13 +128,15 @@ def write_sitemap(site: Path, languages: Mapping[str, str], base_url: str) -> Pa
     for code, names in pages.items():
         for name in names:
             alternates = "".join(
-                f"\n    <xhtml:link rel=\"alternate\" hreflang={quoteattr(language_tag(other))}"
+                f'\n    <xhtml:link rel="alternate" hreflang={quoteattr(language_tag(other))}'
                 f" href={quoteattr(base_url + other + '/' + name)}/>"
                 for other, other_names in pages.items()
                 if name in other_names
             )
-            entries.append(f"  <url>\n    <loc>{escape(base_url + code + '/' + name)}</loc>"
-                           f"{alternates}\n  </url>")
+            entries.append(
+                f"  <url>\n    <loc>{escape(base_url + code + '/' + name)}</loc>"
+                f"{alternates}\n  </url>"
+            )
     sitemap = site / "sitemap.xml"
     sitemap.write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -93,7 +93,9 @@ def context(browser):
 @pytest.fixture(scope="session")
 def axe_source() -> str:
     if not AXE.is_file():
-        pytest.fail(f"no axe-core at {AXE}: run 'npm ci --prefix tests/browser' (nox -s tests does)")
+        pytest.fail(
+            f"no axe-core at {AXE}: run 'npm ci --prefix tests/browser' (nox -s tests does)"
+        )
     return AXE.read_text(encoding="utf-8")
 
 
@@ -110,9 +112,7 @@ def _open(context, served, path: str):
 
 def test_every_page_is_checked(site):
     for language in LANGUAGES:
-        built = {
-            p.stem for p in (site / language).glob("*.html") if p.name != "404.html"
-        }
+        built = {p.stem for p in (site / language).glob("*.html") if p.name != "404.html"}
         assert built == set(PAGES), f"{language}: the suite's page list is out of date"
 
 
@@ -137,7 +137,8 @@ def test_page_loads_clean(context, served, language, name):
     )
     assert icons, "no visible icon on the page"
     for classes, glyph, font_has_it in icons:
-        assert glyph not in ("none", "normal", '""') and font_has_it, f"icon {classes} is blank"
+        assert glyph not in ("none", "normal", '""'), f"icon {classes} has no glyph"
+        assert font_has_it, f"icon {classes}: the icon font lacks its glyph"
 
 
 @pytest.mark.parametrize("name", sorted(MATH_PAGES))
@@ -148,7 +149,8 @@ def test_math_renders(context, served, language, name):
     assert layout, "no rendered math on a page that has formulas"
     for box in layout:
         assert box["display"] in {"math", "block math", "inline math"}, box
-        assert box["width"] > 0 and box["height"] > 0, box
+        assert box["width"] > 0, box
+        assert box["height"] > 0, box
     assert RAW_TEX.findall(page.evaluate(VISIBLE_PROSE)) == []
 
 
@@ -209,16 +211,19 @@ def _luminance(css_colour: str) -> float:
 def test_dark_mode_toggle_is_remembered_across_pages(context, served):
     page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/tensors.html")
     theme, background = _theme(page)
-    assert theme == "light" and _luminance(background) > 0.5
+    assert theme == "light"
+    assert _luminance(background) > 0.5
     page.locator(".article-header-buttons .theme-switch-button").click()
     page.locator(".article-header-buttons .theme-change-button[data-mode='dark']").click()
     theme, background = _theme(page)
-    assert theme == "dark" and _luminance(background) < 0.3
+    assert theme == "dark"
+    assert _luminance(background) < 0.3
     page.locator("a.right-next").click()
     page.wait_for_load_state("load")
     assert page.url.endswith("/numpy_bridge.html")
     theme, background = _theme(page)
-    assert theme == "dark" and _luminance(background) < 0.3
+    assert theme == "dark"
+    assert _luminance(background) < 0.3
     assert page.evaluate("localStorage.getItem('mode')") == "dark"
 
 
@@ -253,8 +258,10 @@ def test_missing_page_gets_the_404_page_with_working_links(context, served, miss
     assert page.url == f"{served.base_url}{SOURCE_LANGUAGE}/index.html"
 
 
-@pytest.mark.parametrize(("locale", "edition"), [("zh-CN", "zh_CN"), ("zh-TW", "zh_CN"),
-                                                 ("en-GB", "en"), ("fr-FR", SOURCE_LANGUAGE)])
+@pytest.mark.parametrize(
+    ("locale", "edition"),
+    [("zh-CN", "zh_CN"), ("zh-TW", "zh_CN"), ("en-GB", "en"), ("fr-FR", SOURCE_LANGUAGE)],
+)
 def test_front_door_opens_the_readers_edition(browser, served, locale, edition):
     context = browser.new_context(locale=locale)
     try:

@@ -74,15 +74,19 @@ def test_every_chapter_offers_a_notebook_and_a_script(built_book, language):
         assert f'href="downloads/tensorbook-{chapter}.py"' in page
         notebook = nbformat.read(folder / f"tensorbook-{chapter}.ipynb", as_version=4)
         first = notebook.cells[0]
-        assert first.cell_type == "markdown" and "pip install ." in first.source
+        assert first.cell_type == "markdown"
+        assert "pip install ." in first.source
         code = [c for c in notebook.cells if c.cell_type == "code"]
-        assert code and "page.start()" in code[0].source, "the page's set-up cell is missing"
+        assert code, "no code in a chapter"
+        assert "page.start()" in code[0].source, "the page's set-up cell is missing"
         assert all(not c.get("outputs") for c in code), "a download must not carry outputs"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_runs_clean_in_a_fresh_kernel(built_book, runtime_environment, chapter):
-    notebook = nbformat.read(_downloads(built_book, "en") / f"tensorbook-{chapter}.ipynb", as_version=4)
+    notebook = nbformat.read(
+        _downloads(built_book, "en") / f"tensorbook-{chapter}.ipynb", as_version=4
+    )
     environment = {**os.environ, "JUPYTER_PATH": str(runtime_environment), "MPLBACKEND": "Agg"}
     environment.pop("TENSORBOOK_DEVICE", None)  # a reader's machine sets nothing
     previous = os.environ.copy()
@@ -113,4 +117,3 @@ def test_script_runs_clean(built_book, runtime_environment, chapter):
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert "Executed on" in finished.stdout
     assert "Traceback" not in finished.stderr
-

@@ -28,6 +28,8 @@ FOLDER = "downloads"
 def download_name(docname: str) -> str:
     """``cuda`` -> ``tensorbook-cuda``: the file name, without its suffix."""
     return f"tensorbook-{docname.replace('/', '-')}"
+
+
 INSTALL = {
     "en": (
         "# {title}\n\n"

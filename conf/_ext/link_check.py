@@ -89,8 +89,14 @@ def broken_links(folder: Path) -> list[BrokenLink]:
             if parts.scheme or parts.netloc:
                 continue
             if parts.path.startswith("/"):
-                broken.append(BrokenLink(page, link, "starts at the domain's root, so it "
-                                         "breaks when the book is served below it"))
+                broken.append(
+                    BrokenLink(
+                        page,
+                        link,
+                        "starts at the domain's root, so it "
+                        "breaks when the book is served below it",
+                    )
+                )
                 continue
             if parts.path:
                 target = PurePosixPath(page).parent / unquote(parts.path)
