@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from bookhelpers import CHAPTERS, LANGUAGES, ROOT
+from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from nbclient import NotebookClient
 
 pytestmark = pytest.mark.book
@@ -117,3 +117,27 @@ def test_script_runs_clean(built_book, runtime_environment, chapter):
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert "Executed on" in finished.stdout
     assert "Traceback" not in finished.stderr
+
+
+def test_translated_notebooks_carry_the_translated_prose(built_book):
+    """No block of English prose that the catalog translates is left in a translation's
+    notebooks (math, which the catalogs carry as it is, aside)."""
+    from downloads import catalog
+
+    for language in LANGUAGES:
+        if language == SOURCE_LANGUAGE:
+            continue
+        for chapter in CHAPTERS:
+            messages = catalog(
+                ROOT / "docs" / "locales" / language / "LC_MESSAGES" / f"{chapter}.po"
+            )
+            assert messages, f"no catalog for {chapter}"
+            notebook = nbformat.read(
+                _downloads(built_book, language) / f"tensorbook-{chapter}.ipynb", as_version=4
+            )
+            prose = " ".join(
+                " ".join(c.source.split()) for c in notebook.cells if c.cell_type == "markdown"
+            )
+            left = [m for m, t in messages.items() if m != t and len(m) > 12 and m in prose]
+            assert left == [], f"{language}/{chapter}: English left in the notebook"
+            assert any(t in prose for t in messages.values()), f"{chapter}: nothing translated"

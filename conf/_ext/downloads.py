@@ -14,12 +14,14 @@ notebook in a fresh kernel of an environment that holds only the package.
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 from pathlib import Path
 
 import jupytext
 import nbformat
+from babel.messages.pofile import read_po
 from sphinx.application import Sphinx
 
 FOLDER = "downloads"
@@ -57,9 +59,85 @@ LABELS = {
 TAUGHT_ERROR = "raises-exception"
 
 
-def notebook_for(source: Path, title: str, language: str) -> nbformat.NotebookNode:
-    """The page as a notebook, opening with how to install what it imports."""
+_LIST_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+\.)\s+)(.*)$")
+_HEADING = re.compile(r"^(#{1,6}\s+)(.*)$")
+
+
+def catalog(path: Path) -> dict[str, str]:
+    """A page's translations, as Sphinx uses them: no fuzzy or empty ones."""
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        messages = read_po(handle)
+    return {
+        m.id: m.string
+        for m in messages
+        if m.id and isinstance(m.id, str) and m.string and not m.fuzzy
+    }
+
+
+def translate_markdown(text: str, messages: dict[str, str]) -> str:
+    r"""Replace each paragraph, heading, list item and table cell that the catalog has.
+
+    The catalogs hold Sphinx's messages, one per block of prose with its lines joined
+    by spaces, so a block is matched the same way; code fences and directives are left.
+
+    >>> translate_markdown("## Tensors\n\nA tensor\nis an array.\n\n- one\n- two",
+    ...                    {"Tensors": "张量", "A tensor is an array.": "张量是数组。", "one": "一"})
+    '## 张量\n\n张量是数组。\n\n- 一\n- two'
+    """
+    blocks = []
+    fenced = False
+    for block in text.split("\n\n"):
+        if fenced or block.lstrip().startswith(("```", ":::")):
+            fences = sum(line.lstrip().startswith(("```", ":::")) for line in block.splitlines())
+            fenced ^= fences % 2 == 1  # a fence that a blank line splits stays open
+            blocks.append(block)
+            continue
+        joined = " ".join(line.strip() for line in block.splitlines())
+        if joined in messages:
+            blocks.append(messages[joined])
+            continue
+        blocks.append("\n".join(_translate_line(line, messages) for line in _items(block)))
+    return "\n\n".join(blocks)
+
+
+def _items(block: str) -> list[str]:
+    """A block's lines, with a list item's continuation lines joined to it."""
+    lines: list[str] = []
+    for line in block.splitlines():
+        if (
+            lines
+            and line.startswith(" ")
+            and not _LIST_ITEM.match(line)
+            and not line.startswith("|")
+        ):
+            lines[-1] = f"{lines[-1]} {line.strip()}"
+        else:
+            lines.append(line)
+    return lines
+
+
+def _translate_line(line: str, messages: dict[str, str]) -> str:
+    for pattern in (_HEADING, _LIST_ITEM):
+        match = pattern.match(line)
+        if match and match.group(2).strip() in messages:
+            return match.group(1) + messages[match.group(2).strip()]
+    if line.startswith("|") and line.rstrip().endswith("|"):
+        cells = line.strip().strip("|").split("|")
+        return "| " + " | ".join(messages.get(c.strip(), c.strip()) for c in cells) + " |"
+    return messages.get(line.strip(), line)
+
+
+def notebook_for(
+    source: Path, title: str, language: str, messages: dict[str, str] | None = None
+) -> nbformat.NotebookNode:
+    """The page as a notebook, opening with how to install what it imports; with
+    ``messages`` (a catalog), its prose in the catalog's language."""
     notebook = jupytext.read(source, fmt="md:myst")
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and messages:
+            cell.source = translate_markdown(cell.source, messages)
     notebook.metadata.pop("jupytext", None)
     notebook.metadata.pop("mystnb", None)
     notebook.metadata.pop("file_format", None)
@@ -113,7 +191,12 @@ def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
     language = app.config.language
     for docname in chapters(app):
         title = app.env.titles[docname].astext()
-        notebook = notebook_for(Path(app.env.doc2path(docname)), title, language)
+        messages = None
+        if language != app.config.tensorbook_source_language:
+            messages = catalog(
+                Path(app.srcdir, "locales", language, "LC_MESSAGES", f"{docname}.po")
+            )
+        notebook = notebook_for(Path(app.env.doc2path(docname)), title, language, messages)
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
         (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
