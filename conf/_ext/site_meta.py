@@ -26,7 +26,7 @@ _TAG = re.compile(r"<[^>]+>")
 def shorten(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
     """One line of at most ``limit`` characters, cut at a space where there is one.
 
-    >>> shorten("A tensor is an array.  It has a shape.", 24)
+    >>> shorten("A tensor is an array.  It has a shape.", 26)
     'A tensor is an array. It…'
     >>> shorten("张量是一个数组。", 5)
     '张量是一…'
