@@ -34,6 +34,7 @@ from book_build import (
     catalog_update_command,
     gettext_command,
 )
+from site_browser import CHROMIUM  # /usr/bin/chromium, or TENSORBOOK_CHROMIUM
 
 nox.options.default_venv_backend = "virtualenv"
 nox.options.sessions = ["lint", "tests"]
@@ -111,11 +112,10 @@ def doctest(session: nox.Session) -> None:
 def _browser_tools(session: nox.Session) -> None:
     """Debian's Chromium (installed here when missing and we may: root with apt-get) and
     axe-core from the npm registry, which the browser suite injects into pages."""
-    chromium = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
-    if shutil.which(chromium) is None:
+    if shutil.which(CHROMIUM) is None:
         if os.geteuid() != 0 or shutil.which("apt-get") is None:
             session.error(
-                f"no Chromium at {chromium}: install it with 'sudo apt-get install chromium' "
+                f"no Chromium at {CHROMIUM}: install it with 'sudo apt-get install chromium' "
                 "(Debian's; Playwright's own browser download is not used), or point "
                 "TENSORBOOK_CHROMIUM at one"
             )

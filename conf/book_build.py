@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from site_files import site_base_url, write_not_found_page, write_sitemap
+from site_files import language_tag, site_base_url, write_not_found_page, write_sitemap
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALE_DIR = ROOT / "docs" / "locales"
@@ -156,8 +156,8 @@ def write_language_index(site: Path, languages: dict[str, str], source: str) -> 
     """Write ``site/index.html``: a list of the editions, and a script that opens the
     one that best matches the browser's languages (the list works without it)."""
     items = "\n".join(
-        f'      <li><a href="{code}/index.html" hreflang="{code.replace("_", "-")}" '
-        f'lang="{code.replace("_", "-")}">{html.escape(name)}</a></li>'
+        f'      <li><a href="{code}/index.html" hreflang="{language_tag(code)}" '
+        f'lang="{language_tag(code)}">{html.escape(name)}</a></li>'
         for code, name in languages.items()
     )
     template = (Path(__file__).parent / "language_index.html").read_text(encoding="utf-8")

@@ -172,13 +172,14 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
     return jupytext.writes(copy, fmt="py:percent")
 
 
+def is_chapter(app: Sphinx, docname: str) -> bool:
+    """Whether a page runs code: it has a kernelspec in its front matter."""
+    return "kernelspec" in app.env.metadata.get(docname, {})
+
+
 def chapters(app: Sphinx) -> list[str]:
-    """The pages that run code: those with a kernelspec in their front matter."""
-    return sorted(
-        docname
-        for docname in app.env.found_docs
-        if "kernelspec" in app.env.metadata.get(docname, {})
-    )
+    """The pages that run code, sorted."""
+    return sorted(docname for docname in app.env.found_docs if is_chapter(app, docname))
 
 
 def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
@@ -203,7 +204,7 @@ def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
 
 
 def _add_links(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    if "kernelspec" not in app.env.metadata.get(pagename, {}):
+    if not is_chapter(app, pagename):
         context["tensorbook_downloads"] = None
         return
     prefix = "../" * pagename.count("/")

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+from site_files import language_tag  # conf/ is on the path (conf.py puts it there)
 from sphinx.errors import ConfigError
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -113,7 +114,7 @@ def edition_links(pagename: str, languages: dict[str, str], current: str) -> lis
         {
             "code": code,
             "name": name,
-            "tag": code.replace("_", "-"),  # BCP 47, as lang and hreflang want it
+            "tag": language_tag(code),  # BCP 47, as lang and hreflang want it
             "href": f"{up}{code}/{pagename}.html",
             "current": code == current,
         }
