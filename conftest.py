@@ -1,11 +1,42 @@
-"""Doctests run with a seeded world and the book's device in their namespace."""
+"""Doctests run with a seeded world and the book's device in their namespace.
+
+``pytest --device cuda`` (``nox -s doctest -- --device cuda``) runs the doctests, the
+tests and the book's build on that device; it stops at once, saying why, where the
+device cannot be had. Without it the device is ``TENSORBOOK_DEVICE``'s, else the CPU.
+"""
+
+import os
 
 import numpy as np
 import pytest
 import torch
 
-from tensorbook.device import resolve_device
+from tensorbook.device import DeviceUnavailableError, resolve_device
+from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook.seeding import seed_everything
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--device",
+        default=None,
+        help=f"cpu, cuda or cuda:N for the doctests, the programs and the book "
+        f"(default: ${DEVICE_VARIABLE}, else cpu); never falls back",
+    )
+
+
+def pytest_configure(config):
+    """Resolve the device once, and hand it on through the environment, so that the
+    programs the tests start and the book's kernels use it too."""
+    given = config.getoption("--device")
+    spec = given or os.environ.get(DEVICE_VARIABLE, "").strip() or "cpu"
+    source = "--device" if given else f"${DEVICE_VARIABLE}" if spec != "cpu" else "the default"
+    try:
+        device = resolve_device(spec)
+    except (ValueError, DeviceUnavailableError) as error:
+        raise pytest.UsageError(f"cannot test on device {spec!r} (from {source}): {error}") from None
+    os.environ[DEVICE_VARIABLE] = str(device)
+    config.option.device = str(device)
 
 
 @pytest.fixture(autouse=True)

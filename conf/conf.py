@@ -1,48 +1,43 @@
-"""How the book is built: ``sphinx-build -c conf docs <out>`` (``nox -s docs`` does it)."""
+"""How the book is built: ``sphinx-build -c conf docs <out>`` (``python -m tensorbook_build``,
+which ``nox -s docs`` runs, does it for every edition)."""
 
-import os
-import sys
+import importlib.metadata
 from pathlib import Path
 
+from tensorbook_build.settings import PROJECT, SOURCE_LANGUAGE
+from tensorbook_build.site import site_base_url
+
 CONF_DIR = Path(__file__).resolve().parent
-ROOT = CONF_DIR.parent
-sys.path.insert(0, str(CONF_DIR / "_ext"))
-sys.path.insert(0, str(CONF_DIR))
-from site_files import site_base_url
 
 # -- The book -----------------------------------------------------------------------------
-project = "tensorbook"
+project = PROJECT
 author = "the tensorbook authors"
 copyright = "2026, the tensorbook authors"
-release = "0.1"
+release = importlib.metadata.version("tensorbook")  # the one version, in src/tensorbook
 root_doc = "index"
 
 # -- Editions -----------------------------------------------------------------------------
-# The one list of the book's languages: English is the source, every other edition is
-# built from it through the catalogs in docs/locales. The noxfile, the tests and the
-# language switcher all read this dict; conf/_ext/editions.py refuses any other language.
-LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
-SOURCE_LANGUAGE = "en"
-language = SOURCE_LANGUAGE  # sphinx-build -D language=zh_CN builds the Chinese edition
+# The languages are listed in tensorbook_build.settings; the editions extension refuses
+# any other. `-D language=xx` builds a translation from docs/locales/xx.
+language = SOURCE_LANGUAGE
 locale_dirs = ["locales/"]  # relative to docs/, where the catalogs live with the content
 gettext_compact = False  # one catalog per page
 gettext_uuid = False
 gettext_location = True  # translators see where each message comes from
-tensorbook_languages = LANGUAGES
-tensorbook_source_language = SOURCE_LANGUAGE
 
+# The adapters over the build package (tensorbook_build), in the order of the pipeline.
 extensions = [
     "myst_nb",
-    "execution_context",  # conf/_ext: keys cached outputs on device, torch and src
-    "notebook_output",  # conf/_ext: deterministic printed text; failures name the cell
-    "mathml_math",  # conf/_ext: math rendered at build time, no script, no CDN
-    "pysource",  # conf/_ext: a program's real source, without its docstring
-    "editions",  # conf/_ext: languages, catalog checks, the language switcher
+    "tensorbook_build.extensions.execution",  # device, kernels' environment, cache keys
+    "tensorbook_build.extensions.outputs",  # exact printed text; failures name the cell
+    "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
+    "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
+    "tensorbook_build.extensions.editions",  # languages, catalogs, the switcher
+    "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
-    "light_assets",  # conf/_ext: only the CSS rules and icon glyphs the site uses
-    "site_meta",  # conf/_ext: canonical address, description, social card
-    "downloads",  # conf/_ext: each chapter as a notebook and a script
-    "link_check",  # conf/_ext: a link to a missing page or anchor fails the build
+    "tensorbook_build.extensions.assets",  # only the CSS and icon glyphs the site uses
+    "tensorbook_build.extensions.metadata",  # canonical address, description, card
+    "tensorbook_build.extensions.links",  # a link to nowhere fails the build
 ]
 
 exclude_patterns = [
@@ -61,11 +56,10 @@ nitpicky = True
 suppress_warnings = []
 
 # -- Execution ----------------------------------------------------------------------------
-# The build's device: "cpu" unless TENSORBOOK_DEVICE says otherwise (``nox -s docs --
-# --device cuda`` sets it). conf/_ext/execution_context.py resolves it, fails at once if
-# it cannot be had, and passes the resolved name to the kernels.
-tensorbook_device = os.environ.get("TENSORBOOK_DEVICE", "cpu")
-tensorbook_src_dir = str(ROOT / "src")
+# The build's device is ``tensorbook_device`` ("cpu" unless ``-D tensorbook_device=cuda``,
+# which ``python -m tensorbook_build --device cuda`` passes); the execution extension
+# resolves it, fails at once if it cannot be had, and hands it to the kernels.
+tensorbook_device = "cpu"
 
 nb_execution_mode = "cache"
 nb_execution_raise_on_error = True
@@ -117,6 +111,6 @@ copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
 copybutton_exclude = ".linenos, .gp, .go"
 
-# Chinese has no spaces between words: the search index splits it with jieba, which
-# also has to know the book's own terms (张量, 自动求导, ...) to keep them whole.
-html_search_options = {"dict": str(CONF_DIR / "search_words_zh_CN.txt")}
+# A language written without spaces (Chinese) has its search index split into words by
+# a dictionary, which also has to know the book's own terms to keep them whole: the
+# editions extension gives it conf/search_words/<language>.txt where there is one.

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from book_build import EditionBuild, build_site
-from bookhelpers import LANGUAGES
+from tensorbook_build.build import EditionBuild, build_site
+from tensorbook_build.tools.testing import CUDA_MISSING, LANGUAGES
 
 from tensorbook.problem import Sizes, make_problem
-
-CUDA_MISSING = "needs a CUDA device; torch.cuda.is_available() is False on this machine"
 
 
 def _devices() -> list:
@@ -41,11 +39,11 @@ def small_problem():
 
 
 @pytest.fixture(scope="session")
-def book_builds(tmp_path_factory) -> tuple[Path, dict[str, EditionBuild]]:
+def book_builds(request, tmp_path_factory) -> tuple[Path, dict[str, EditionBuild]]:
     """The whole book, every edition, built once per session from a cold cache exactly
     as ``nox -s docs`` builds it; the build folder, and each edition's build."""
     root = tmp_path_factory.mktemp("book")
-    results = build_site(root / "html", capture=True)
+    results = build_site(root / "html", device=request.config.getoption("--device"), capture=True)
     for result in results:
         assert result.returncode == 0, f"the {result.language} edition failed:\n{result.output}"
     assert [r.language for r in results] == list(LANGUAGES)

@@ -10,8 +10,15 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-from bookhelpers import CHAPTERS, ROOT, SOURCE_LANGUAGE, build_book, page
-from pysource import source_without_docstrings
+from tensorbook_build.tools.testing import (
+    CHAPTERS,
+    ROOT,
+    SOURCE_LANGUAGE,
+    build_book,
+    copy_of_the_book,
+    page,
+)
+from tensorbook_build.pysource import source_without_docstrings
 
 from tensorbook import numpy_net
 from tensorbook.device import resolve_device
@@ -165,15 +172,15 @@ def test_two_clean_builds_give_identical_outputs(built_book, tmp_path):
 
 
 def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+    docs = tree / "docs"
     (docs / "index.md").write_text(
         "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n"
         "---\n\n# Broken\n\n```{code-cell} ipython3\nx = 1\n```\n\n"
         "```{code-cell} ipython3\ny = name_that_does_not_exist + 1\n```\n",
         encoding="utf-8",
     )
-    result = build_book(tmp_path / "out" / "html", docs=docs, languages=[SOURCE_LANGUAGE])
+    result = build_book(tmp_path / "out" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
     log = result.output
     assert result.returncode != 0
     page = docs / "index.md"

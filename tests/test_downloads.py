@@ -16,7 +16,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+
+from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from nbclient import NotebookClient
 
 pytestmark = pytest.mark.book
@@ -88,7 +90,7 @@ def test_notebook_runs_clean_in_a_fresh_kernel(built_book, runtime_environment, 
         _downloads(built_book, "en") / f"tensorbook-{chapter}.ipynb", as_version=4
     )
     environment = {**os.environ, "JUPYTER_PATH": str(runtime_environment), "MPLBACKEND": "Agg"}
-    environment.pop("TENSORBOOK_DEVICE", None)  # a reader's machine sets nothing
+    environment.pop(DEVICE_VARIABLE, None)  # a reader's machine sets nothing
     previous = os.environ.copy()
     os.environ.update(environment)
     try:
@@ -109,7 +111,7 @@ def test_notebook_runs_clean_in_a_fresh_kernel(built_book, runtime_environment, 
 def test_script_runs_clean(built_book, runtime_environment, chapter):
     python = runtime_environment / "venv" / "bin" / "python"
     script = _downloads(built_book, "en") / f"tensorbook-{chapter}.py"
-    environment = {k: v for k, v in os.environ.items() if k != "TENSORBOOK_DEVICE"}
+    environment = {k: v for k, v in os.environ.items() if k != DEVICE_VARIABLE}
     finished = subprocess.run(
         [str(python), str(script)], capture_output=True, text=True, check=False,
         cwd=runtime_environment, env={**environment, "MPLBACKEND": "Agg"}, timeout=600,

@@ -10,16 +10,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from book_build import (
-    LOCALE_DIR,
-    book_languages,
-    catalog_update_command,
-    gettext_command,
-    sphinx_command,
+from tensorbook_build.build import catalog_update_command, gettext_command, sphinx_command
+from tensorbook_build.catalogs import catalog_errors
+from tensorbook_build.extensions.editions import edition_links
+from tensorbook_build.settings import LAYOUT
+from tensorbook_build.tools.testing import (
+    CHAPTERS,
+    LANGUAGES,
+    ROOT,
+    SOURCE_LANGUAGE,
+    copy_of_the_book,
+    page,
+    pages_logged,
 )
-from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page, pages_logged
-from editions import catalog_errors, edition_links
-from translation_gate import StaleMessage, catalog_problems, stale_messages
+from tensorbook_build.translate import StaleMessage, catalog_problems, stale_messages
+
+LOCALE_DIR = LAYOUT.locales
 
 TRANSLATIONS = [code for code in LANGUAGES if code != SOURCE_LANGUAGE]
 PAGES = [*CHAPTERS, "terminology"]
@@ -30,25 +36,27 @@ def run(command: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
 
 
-def copy_of_the_book(tmp_path: Path) -> Path:
-    """docs/ and conf/, and src/ and tests/ that pages quote, copied into a tree of its own."""
-    tree = tmp_path / "tree"
-    for part in ("docs", "conf", "src", "tests"):
-        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
-    return tree
-
-
 def extract(tree: Path, pot_dir: Path) -> None:
     result = run(gettext_command(pot_dir, docs=tree / "docs", conf=tree / "conf"))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_the_languages_are_listed_once_in_conf_py():
-    languages, source = book_languages()
-    assert source == "en"
-    assert list(languages) == ["en", "zh_CN"]
-    for reader in ("noxfile.py", "conf/book_build.py", "tests/bookhelpers.py"):
-        assert "zh_CN" not in (ROOT / reader).read_text(encoding="utf-8"), reader
+def test_the_languages_are_listed_once_in_the_settings():
+    assert SOURCE_LANGUAGE == "en"
+    assert list(LANGUAGES) == ["en", "zh_CN"]
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\0")
+    naming = sorted(
+        name
+        for name in tracked
+        if name
+        and not name.startswith(("tests/", "docs/locales/"))
+        and name != "conf/tensorbook_build/settings.py"
+        and (ROOT / name).is_file()
+        and "zh_CN" in (ROOT / name).read_text(encoding="utf-8", errors="replace")
+    )
+    assert naming == [], "only the settings, the catalogs and the tests may name zh_CN"
 
 
 # -- The staleness gate -------------------------------------------------------------------
@@ -137,11 +145,11 @@ def test_the_gate_notices_catalogs_that_were_not_refreshed(tmp_path):
 
 
 def test_the_gate_runs_as_a_program(tmp_path):
-    """``python conf/translation_gate.py`` is what ``nox -s translate`` ends with."""
+    """``python -m tensorbook_build.translate`` is what ``nox -s translate`` ends with."""
     pot_dir = tmp_path / "gettext"
     write_catalog(pot_dir / "index.pot", 'msgid "Nothing here."\nmsgstr ""\n')
     result = run(
-        [sys.executable, str(ROOT / "conf" / "translation_gate.py"), "--pot-dir", str(pot_dir)]
+        [sys.executable, "-m", "tensorbook_build.translate", "--pot-dir", str(pot_dir)]
     )
     assert result.returncode == 1
     assert "index.po" in result.stdout
@@ -200,6 +208,7 @@ def test_a_language_conf_py_does_not_list_stops_the_build(tmp_path):
     log = result.stdout + result.stderr
     assert result.returncode != 0
     assert "language 'fr' is not one of the book's languages (en, zh_CN)" in log
+    assert "tensorbook_build.settings.EDITIONS" in log
 
 
 @pytest.mark.book
@@ -331,7 +340,7 @@ def test_the_chinese_search_keeps_every_term_of_the_terminology_page_whole():
     terms -= {"中文", "---"}
     words = {
         line.split()[0]
-        for line in (ROOT / "conf" / "search_words_zh_CN.txt").read_text("utf-8").splitlines()
+        for line in LAYOUT.search_words("zh_CN").read_text("utf-8").splitlines()
         if line.strip()
     }
     assert len(terms) > 25
@@ -339,7 +348,7 @@ def test_the_chinese_search_keeps_every_term_of_the_terminology_page_whole():
 
 
 def test_the_switcher_links_are_relative_so_the_site_works_under_any_path():
-    links = edition_links("a/b", {"en": "English", "zh_CN": "简体中文"}, "zh_CN")
+    links = edition_links("a/b", "zh_CN")
     assert [(e["href"], e["tag"], e["current"]) for e in links] == [
         ("../../en/a/b.html", "en", False),
         ("../../zh_CN/a/b.html", "zh-CN", True),

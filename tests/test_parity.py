@@ -19,7 +19,7 @@ import importlib
 import pytest
 import torch
 
-from conftest import CUDA_MISSING
+from tensorbook_build.tools.testing import CUDA_MISSING
 from tensorbook.custom_relu import my_relu
 from tensorbook.problem import Sizes, as_tensors, check_tensors, make_problem
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+
+from tensorbook.environment import DEVICE_VARIABLE
 import torch
 
 from tensorbook import speed
@@ -19,9 +21,9 @@ LOSS_LINE = re.compile(r"^step +(\d+)  loss (\d\.\d{6}e[+-]\d{2})$", re.MULTILIN
 
 def run(*args: str, device: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("TENSORBOOK_DEVICE", None)
+    env.pop(DEVICE_VARIABLE, None)
     if device is not None:
-        env["TENSORBOOK_DEVICE"] = device
+        env[DEVICE_VARIABLE] = device
     return subprocess.run(
         [sys.executable, "-m", *args],
         check=False,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pysource import source_without_docstrings
+from tensorbook_build.pysource import source_without_docstrings
 
 MODULE = '''
 import functools

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import torch
 
+from tensorbook.environment import DEVICE_VARIABLE
+
 __all__ = [
     "ENV_VAR",
     "DeviceUnavailableError",
@@ -26,7 +28,7 @@ __all__ = [
     "resolve_device",
 ]
 
-ENV_VAR = "TENSORBOOK_DEVICE"
+ENV_VAR = DEVICE_VARIABLE
 """Name of the environment variable read when no device is passed."""
 
 _SPELLINGS = "'auto', 'cpu', 'cuda' or 'cuda:N'"

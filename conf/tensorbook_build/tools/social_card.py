@@ -1,6 +1,7 @@
 """Draw conf/_static/social-card.png, the picture a link to the book shows when shared.
 
-Run it again after changing the favicon's design: ``python conf/make_social_card.py``.
+Run it again after changing the favicon's design:
+``python -m tensorbook_build.tools.social_card``.
 The card is 1200 x 630 pixels, the size social sites show large, and has no words in
 either edition's language but the book's name, so one card serves both.
 """
@@ -9,17 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+from tensorbook_build.settings import LAYOUT
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from matplotlib.patches import FancyBboxPatch
-
-CARD = Path(__file__).resolve().parent / "_static" / "social-card.png"
+CARD = LAYOUT.conf / "_static" / "social-card.png"
 BLUE = "#1f5fa8"
 
 
 def draw(path: Path = CARD) -> Path:
+    """Draw the card into ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # a file, never a window
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
     figure = plt.figure(figsize=(12, 6.3), dpi=100, facecolor=BLUE)
     axes = figure.add_axes((0, 0, 1, 1))
     axes.set_xlim(0, 1200)

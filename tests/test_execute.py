@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
-from book_build import executed_pages
-from bookhelpers import ROOT, build_book
-from execution_context import context_cell, page_code, page_dependencies
+from tensorbook_build.build import executed_pages
+from tensorbook_build.execute import context_cell, page_code, page_dependencies
+from tensorbook_build.outputs import join_streams
+from tensorbook_build.settings import DEVICE_VARIABLE
+from tensorbook_build.tools.testing import ROOT, SOURCE_LANGUAGE, build_book, copy_of_the_book
+from tensorbook_build.upstream import stream_coalescing
 
 SRC = ROOT / "src"
 
@@ -41,6 +45,7 @@ def test_dependencies_follow_imports_through_the_package():
     assert page_dependencies(source, SRC) == [
         "tensorbook",
         "tensorbook.device",
+        "tensorbook.environment",
         "tensorbook.page",
         "tensorbook.seeding",
     ]
@@ -71,11 +76,8 @@ def test_the_context_cell_is_hidden_and_names_everything():
 @pytest.mark.book
 def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
     """Prose: nothing. A module: the pages importing it. The device: every page."""
-    tree = tmp_path / "tree"
-    for part in ("conf", "src"):
-        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
     docs = tree / "docs"
-    docs.mkdir()
     (docs / "index.md").write_text(
         PAGE.format(code="from tensorbook import seeding\nseeding.seed_everything(0)")
         + "\n```{toctree}\ngraph_page\n```\n",
@@ -88,7 +90,7 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
 
     def rebuild() -> list[str]:
         before = executed_pages(build / ".jupyter_cache")
-        result = build_book(build / "html", docs=docs, conf=tree / "conf", languages=["en"])
+        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
         assert result.returncode == 0, result.output
         return sorted(
             name
@@ -113,22 +115,33 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
 def test_an_unavailable_device_stops_the_build_at_once(tmp_path, monkeypatch):
     if torch.cuda.is_available():
         pytest.skip("checks a machine without CUDA; this one has it")
-    monkeypatch.setenv("TENSORBOOK_DEVICE", "cuda")
-    result = build_book(tmp_path / "html")
-    assert result.returncode != 0
-    log = result.output
-    assert "cannot build the book on device 'cuda'" in log
-    assert "CUDA was asked for" in log
-    assert "Executing notebook" not in log
+    monkeypatch.setenv(DEVICE_VARIABLE, "cuda")
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorbook_build", "--site", str(tmp_path / "html")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    log = result.stdout + result.stderr
+    first = log.strip().splitlines()
+    assert len(first) == 1, log  # one line, no traceback
+    assert first[0].startswith(
+        f"tensorbook_build: cannot build the book on device 'cuda' (from environment variable "
+        f"{DEVICE_VARIABLE}): "
+    )
+    assert "CUDA was asked for" in first[0]
+    assert not (tmp_path / "html").exists()
 
 
 def test_printed_text_does_not_depend_on_how_it_was_chunked():
     from nbformat.v4 import new_output
-    from notebook_output import coalesce_streams_exactly
+
+    coalesce_streams = stream_coalescing()
 
     def merged(chunks):
         outputs = [new_output("stream", name="stdout", text=chunk) for chunk in chunks]
-        return coalesce_streams_exactly(outputs)[0]["text"]
+        return join_streams(outputs, coalesce_streams)[0]["text"]
 
     assert merged(["tensor([2.3])", "\n2.3\n"]) == merged(["tensor([2.3])\n2.3\n"])
     assert merged(["a\n", "b\n"]) == "a\nb\n"

@@ -1,6 +1,7 @@
-"""Fail the build on a link to a missing page, file or anchor, naming both ends.
+"""Find every link to a missing page, file or anchor, naming both ends.
 
-Sphinx checks the cross-references it resolves itself; this checks what it wrote:
+Sphinx checks the cross-references it resolves itself; this checks what it wrote
+(:mod:`tensorbook_build.extensions.links` fails the build on what it finds):
 every ``href`` and ``src`` of every built page, theme chrome and raw HTML included.
 An address that starts with ``/`` is reported too, since the book must work below a
 domain's root. Links that leave the edition's folder (``../zh_CN/...``) and addresses
@@ -14,10 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from sphinx.application import Sphinx
-from sphinx.util import logging
-
-logger = logging.getLogger(__name__)
+from tensorbook_build.site import is_page
 
 _LINKING_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src"}
 _METADATA_RELS = {"canonical", "alternate"}  # absolute by design, or another edition
@@ -80,7 +78,7 @@ def broken_links(folder: Path) -> list[BrokenLink]:
     pages = {
         p.relative_to(folder).as_posix(): _parse(p)
         for p in sorted(folder.rglob("*.html"))
-        if "_static" not in p.relative_to(folder).parts  # assets, not pages
+        if is_page(p, folder)
     }
     broken = []
     for page, parsed in pages.items():
@@ -127,20 +125,3 @@ def _normalise(path: PurePosixPath) -> str | None:
         elif part not in {".", ""}:
             parts.append(part)
     return "/".join(parts)
-
-
-def _check_after_build(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    for link in broken_links(Path(app.outdir)):
-        docname = link.page.removesuffix(".html")
-        location = docname if docname in app.env.all_docs else None
-        logger.warning(
-            "broken link: %s", link, location=location, type="tensorbook", subtype="link"
-        )
-
-
-def setup(app: Sphinx) -> dict[str, object]:
-    # after the pages and every static file are written
-    app.connect("build-finished", _check_after_build, priority=950)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

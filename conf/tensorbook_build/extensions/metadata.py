@@ -1,10 +1,13 @@
-"""What a page says about itself to browsers, search engines and social sites.
+"""Sphinx adapter: what a page says about itself to browsers, search engines and social sites.
 
 Each page gets a canonical address, a description (its first paragraph, in the
 edition's language) and Open Graph / Twitter card metadata pointing to the book's
 social card. The addresses are absolute, made from ``tensorbook_base_url`` (see
-``conf/site_files.site_base_url``) and the edition's folder; they are metadata only, so
+``tensorbook_build.site.site_base_url``) and the edition's folder; they are metadata only, so
 the site still works wherever it is served.
+
+sphinxext-opengraph was weighed for this and is not used: it has no ``og:locale``
+per edition and no ``<meta name="description">``, which the two editions need.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+from tensorbook_build.settings import EDITIONS
+
 SOCIAL_CARD = "_static/social-card.png"
 SOCIAL_CARD_SIZE = (1200, 630)
 DESCRIPTION_LIMIT = 200
-OG_LOCALES = {"en": "en_US", "zh_CN": "zh_CN"}
 _TAG = re.compile(r"<[^>]+>")
+_OG_LOCALES = {edition.code: edition.og_locale for edition in EDITIONS}
 
 
 def shorten(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
@@ -64,7 +69,9 @@ def _set_base_url(app: Sphinx, config: Config) -> None:
         config.html_baseurl = f"{config.tensorbook_base_url}{config.language}/"
 
 
-def _add_metadata(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+def _add_metadata(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
     config = app.config
     if not config.html_baseurl:
         return
@@ -76,7 +83,7 @@ def _add_metadata(app: Sphinx, pagename: str, templatename: str, context: dict, 
         "og:title": title,
         "og:type": "article" if doctree is not None else "website",
         "og:url": page_url,
-        "og:locale": OG_LOCALES.get(config.language, config.language),
+        "og:locale": _OG_LOCALES[config.language],
         "og:image": f"{config.html_baseurl}{SOCIAL_CARD}",
         "og:image:width": str(SOCIAL_CARD_SIZE[0]),
         "og:image:height": str(SOCIAL_CARD_SIZE[1]),
@@ -92,6 +99,7 @@ def _add_metadata(app: Sphinx, pagename: str, templatename: str, context: dict, 
 
 
 def setup(app: Sphinx) -> dict[str, object]:
+    """Register the base address and the metadata."""
     app.add_config_value("tensorbook_base_url", "", "html", types=(str,))
     app.connect("config-inited", _set_base_url)
     app.connect("html-page-context", _add_metadata)

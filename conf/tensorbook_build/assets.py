@@ -1,4 +1,4 @@
-"""Make every page light: only the CSS rules and icon glyphs the site can use.
+"""Light pages: only the CSS rules and icon glyphs the site can use.
 
 With its defaults the theme makes each page load about 2.2 MB of CSS and JavaScript:
 Font Awesome's SVG-and-JavaScript bundle (1.5 MB) draws icons that the theme's own
@@ -14,12 +14,13 @@ all of Bootstrap and all 2,000 icons. After each HTML build this extension
 
 The theme, its look and every icon the reader sees stay; the budget (500 KB of CSS, JS
 and fonts per page) is checked by the browser suite and printed by ``nox -s weights``.
-Static files are copied afresh by every build, so this runs on fresh copies each time.
+Static files are copied afresh by every build, so this runs on fresh copies each time
+(:mod:`tensorbook_build.extensions.assets` runs it after each HTML build).
 """
 
 from __future__ import annotations
 
-import logging as std_logging
+import logging
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,12 +28,10 @@ from pathlib import Path
 import tinycss2
 from fontTools import subset
 from fontTools.ttLib import TTFont
-from sphinx.application import Sphinx
-from sphinx.util import logging
 
-logger = logging.getLogger(__name__)
+from tensorbook_build.site import STATIC, is_page
 # fontTools reports every table it subsets at INFO, through the root logger
-std_logging.getLogger("fontTools.subset").setLevel(std_logging.WARNING)
+logging.getLogger("fontTools.subset").setLevel(logging.WARNING)
 
 ICON_BUNDLE = "scripts/fontawesome.js"
 ICON_FONTS = "vendor/fontawesome/webfonts"
@@ -175,7 +174,7 @@ def lighten(outdir: Path) -> dict[str, tuple[int, int]]:
 
     Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
     """
-    static = outdir / "_static"
+    static = outdir / STATIC
     sizes: dict[str, tuple[int, int]] = {}
     # the bundle, and the themes' Jinja macro files, which their static folders hold
     # and Sphinx copies as they are: templates, not pages
@@ -185,7 +184,8 @@ def lighten(outdir: Path) -> dict[str, tuple[int, int]]:
             sizes[str(leftover.relative_to(outdir))] = (leftover.stat().st_size, 0)
             leftover.unlink()
     scripts = [p for p in static.rglob("*.js") if p.is_file()]
-    keep = SelectorFilter(site_words([*outdir.rglob("*.html"), *scripts]))
+    pages = [p for p in outdir.rglob("*.html") if is_page(p, outdir)]
+    keep = SelectorFilter(site_words([*pages, *scripts]))
     codepoints: set[int] = set()
     for sheet in sorted(static.rglob("*.css")):
         before = sheet.read_text(encoding="utf-8")
@@ -198,26 +198,3 @@ def lighten(outdir: Path) -> dict[str, tuple[int, int]]:
         subset_font(font, codepoints)
         sizes[str(font.relative_to(outdir))] = (before_size, font.stat().st_size)
     return sizes
-
-
-def _forget_copied_assets(app: Sphinx) -> None:
-    """MyST-NB copies its stylesheet only where none is: let it copy a fresh one, since
-    the one already there was purged against the previous build's pages."""
-    for sheet in Path(app.outdir, "_static").glob("mystnb.*.css"):
-        sheet.unlink()
-
-
-def _lighten_after_build(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    sizes = lighten(Path(app.outdir))
-    before = sum(b for b, _ in sizes.values())
-    after = sum(a for _, a in sizes.values())
-    logger.info("light assets: %d files, %d KiB -> %d KiB", len(sizes), before >> 10, after >> 10)
-
-
-def setup(app: Sphinx) -> dict[str, object]:
-    app.connect("builder-inited", _forget_copied_assets)
-    # after MyST-NB copies its stylesheet (priority 500)
-    app.connect("build-finished", _lighten_after_build, priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

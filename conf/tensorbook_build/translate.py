@@ -1,4 +1,11 @@
-"""The staleness gate: every translation must follow the English, message by message.
+"""The catalogs: their refresh after an English edit, and the staleness gate.
+
+``python -m tensorbook_build.translate --update`` (``nox -s translate``) extracts the
+English messages, merges them into every translation's catalogs with sphinx-intl (a
+changed message keeps its old translation marked fuzzy, a new one arrives empty, an
+obsolete one is removed) and ends with the gate's list of what is left to do.
+
+The staleness gate: every translation must follow the English, message by message.
 
 It compares the messages extracted from the English pages (the ``.pot`` files that
 Sphinx's gettext builder writes) with each translation's catalogs (``.po``) and
@@ -12,8 +19,8 @@ reports, with the catalog's file and line and the English text:
   entry: obsolete messages are removed, not left behind.
 
 The tests run it, so CI fails as soon as the English changes until the translation
-follows. ``python conf/translation_gate.py`` runs it from the command line; without
-``--pot-dir`` it extracts the messages itself, into a temporary folder.
+follows. ``python -m tensorbook_build.translate`` runs it from the command line;
+without ``--pot-dir`` it extracts the messages itself, into a temporary folder.
 """
 
 from __future__ import annotations
@@ -25,9 +32,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
-from babel.messages.pofile import read_po
-from book_build import LOCALE_DIR, ROOT, book_languages, gettext_command
+from tensorbook_build.build import catalog_update_command, gettext_command
+from tensorbook_build.catalogs import read_catalog
+from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE
 
 
 @dataclass(frozen=True)
@@ -49,14 +56,9 @@ class StaleMessage:
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.relative_to(ROOT))
+        return str(path.relative_to(LAYOUT.root))
     except ValueError:
         return str(path)
-
-
-def _read(path: Path) -> Catalog:
-    with path.open("rb") as file:
-        return read_po(file, abort_invalid=True)
 
 
 def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
@@ -65,7 +67,7 @@ def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[Sta
 
     The header entry (empty msgid) is not a message and is never reported.
     """
-    catalog = _read(po_path)
+    catalog = read_catalog(po_path)
     problems = []
     for message in catalog:
         if not message.id:
@@ -93,7 +95,7 @@ def stale_messages(pot_dir: Path, locale_dir: Path, languages: list[str]) -> lis
     """Every message of every translation that does not follow the English pages."""
     problems = []
     english = {
-        pot.stem: {m.id for m in _read(pot) if m.id} for pot in sorted(pot_dir.glob("*.pot"))
+        pot.stem: {m.id for m in read_catalog(pot) if m.id} for pot in sorted(pot_dir.glob("*.pot"))
     }
     for language in languages:
         catalogs = locale_dir / language / "LC_MESSAGES"
@@ -111,7 +113,7 @@ def stale_messages(pot_dir: Path, locale_dir: Path, languages: list[str]) -> lis
     return problems
 
 
-def extract_messages(pot_dir: Path, *, docs: Path, conf: Path) -> None:
+def extract_messages(pot_dir: Path, *, docs: Path = LAYOUT.docs, conf: Path = LAYOUT.conf) -> None:
     """Run Sphinx's gettext builder over the English pages, into ``pot_dir``."""
     result = subprocess.run(
         gettext_command(pot_dir, docs=docs, conf=conf),
@@ -124,20 +126,35 @@ def extract_messages(pot_dir: Path, *, docs: Path, conf: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Run the gate (after refreshing the catalogs, with ``--update``); 1 if anything is stale."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorbook_build.translate", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--update", action="store_true", help="refresh every translation's catalogs first"
+    )
     parser.add_argument("--pot-dir", type=Path, help="extracted messages (default: extract now)")
-    parser.add_argument("--docs", type=Path, default=ROOT / "docs")
-    parser.add_argument("--conf", type=Path, default=ROOT / "conf")
+    parser.add_argument("--docs", type=Path, default=LAYOUT.docs)
+    parser.add_argument("--conf", type=Path, default=LAYOUT.conf)
     args = parser.parse_args(argv)
 
-    languages, source = book_languages(args.conf)
-    translations = [code for code in languages if code != source]
-    locale_dir = args.docs / LOCALE_DIR.relative_to(ROOT / "docs")
+    translations = [code for code in LANGUAGES if code != SOURCE_LANGUAGE]
+    locale_dir = args.docs / LAYOUT.locales.relative_to(LAYOUT.docs)
     with tempfile.TemporaryDirectory(prefix="tensorbook-pot-") as scratch:
         pot_dir = args.pot_dir
         if pot_dir is None:
-            pot_dir = Path(scratch) / "gettext"
+            # the catalogs record each message's place relative to the extracted files, so
+            # a refresh extracts beside the checkout's build, where every refresh does
+            where = args.docs.parent / "build" if args.update else Path(scratch)
+            pot_dir = where / "gettext"
             extract_messages(pot_dir, docs=args.docs, conf=args.conf)
+        if args.update:
+            for language in translations:
+                subprocess.run(
+                    catalog_update_command(pot_dir, locale_dir, language),
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                )
         problems = stale_messages(pot_dir, locale_dir, translations)
     for problem in problems:
         print(problem)

@@ -3,7 +3,8 @@
 Such a machine keeps its own torch, and everything torch needs; this gathers what
 else the book's runtime, docs and test dependencies need (Sphinx, MyST-NB, pytest,
 NumPy, Matplotlib, ...), at their versions in conf/constraints.txt, as wheels for
-that machine's Python, into one folder to carry there. Run it where pip reaches PyPI: ``nox -s wheels -- --python-version 3.12``.
+that machine's Python, into one folder to carry there. Run it where pip reaches PyPI:
+``nox -s wheels -- --python-version 3.12``.
 The README says what to run on the GPU machine.
 """
 
@@ -20,11 +21,12 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
-from book_build import ROOT
 from packaging.requirements import Requirement
 
-CONSTRAINTS = ROOT / "conf" / "constraints.txt"
-DEFAULT_DEST = ROOT / ".whl"
+from tensorbook_build.settings import LAYOUT
+
+CONSTRAINTS = LAYOUT.conf / "constraints.txt"
+DEFAULT_DEST = LAYOUT.root / ".whl"
 PLATFORMS = (
     "manylinux_2_28_x86_64",
     "manylinux_2_27_x86_64",
@@ -72,7 +74,7 @@ def needed(roots: Iterable[str], python_version: str) -> set[str]:
 
 def project_roots(groups: Iterable[str]) -> list[str]:
     """The project's runtime dependencies and those of the named dependency groups."""
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pyproject = tomllib.loads((LAYOUT.root / "pyproject.toml").read_text(encoding="utf-8"))
     roots = list(pyproject["project"]["dependencies"])
     for group in groups:
         roots += [r for r in pyproject["dependency-groups"][group] if isinstance(r, str)]
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     requirements = offline_requirements(pins, wanted, leave_out)
     missing = sorted(wanted - leave_out - {requirement_name(p) for p in pins} - {"tensorbook"})
     if missing:
-        sys.exit(f"offline_wheels: not pinned in {CONSTRAINTS}: {', '.join(missing)}")
+        sys.exit(f"tensorbook_build.tools.wheels: not pinned in {CONSTRAINTS}: {', '.join(missing)}")
     wheels = gather(requirements, args.dest, args.python_version)
     size = sum(w.stat().st_size for w in wheels) / 2**20
     print(f"{len(wheels)} wheels ({size:.0f} MiB) for CPython {args.python_version} in {args.dest}")

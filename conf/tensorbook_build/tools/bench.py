@@ -1,8 +1,9 @@
 """Time the book's build in the situations that matter and say which pages were executed.
 
-Run by ``nox -s bench``. It works on a temporary copy of docs/, conf/, src/ and tests/,
-so the edits it makes never touch the checkout. Every build is ``nox -s docs``'s own
-(``book_build.build_site``), all editions unless said otherwise:
+Run by ``nox -s bench`` (``python -m tensorbook_build.tools.bench``). It works on a
+temporary copy of docs/, conf/ and src/, so the edits it makes never touch the checkout.
+Every build is ``nox -s docs``'s own (``tensorbook_build.build.build_site``), all
+editions unless said otherwise:
 
 1. a cold build of the English edition alone: no output, no cache;
 2. a cold build of every edition, the translations beside the English: what they add
@@ -24,7 +25,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from book_build import ROOT, book_languages, build_site, executed_pages
+from tensorbook_build.build import build_site, executed_pages
+from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, Layout
 
 PROSE_PAGE = "tensors.md"
 PROSE_EDIT = "\nThis sentence was added by the build benchmark.\n"
@@ -39,8 +41,7 @@ def _build(tree: Path, label: str, languages: Sequence[str] | None = None) -> fl
     results = build_site(
         build / "html",
         languages,
-        docs=tree / "docs",
-        conf=tree / "conf",
+        layout=Layout(tree),
         extra=["-q"],
         capture=True,
     )
@@ -54,16 +55,19 @@ def _build(tree: Path, label: str, languages: Sequence[str] | None = None) -> fl
 
 
 def main() -> int:
+    """Run the five builds and print their figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
     args = parser.parse_args()
 
     tree = Path(tempfile.mkdtemp(prefix="tensorbook-bench-"))
-    for part in ("docs", "conf", "src", "tests"):
-        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("docs", "conf", "src"):
+        shutil.copytree(
+            LAYOUT.root / part, tree / part, ignore=shutil.ignore_patterns("__pycache__")
+        )
     print(f"benchmarking a copy of the book in {tree}\n")
 
-    languages, source = book_languages(tree / "conf")
+    languages, source = LANGUAGES, SOURCE_LANGUAGE
     alone = _build(tree, f"cold build, {source} alone (no output, no cache)", [source])
     shutil.rmtree(tree / "build")
     both = _build(tree, f"cold build, {' + '.join(languages)} side by side")

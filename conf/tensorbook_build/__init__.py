@@ -1,0 +1,25 @@
+"""How tensorbook is built: settings, execution, rendering and publishing.
+
+The modules read as the build's pipeline, in this order:
+
+``settings``
+    the languages, the source language, the build's paths and the device variable;
+``execute``
+    what keys a page's cached outputs and what its kernel's environment holds;
+``catalogs``, ``outputs``, ``pysource``, ``mathml``, ``downloads``, ``assets``
+    what a page becomes: its translations, printed text, shown source, math,
+    downloadable notebook and script, and the site's light assets;
+``site``, ``links``
+    the files around the editions (language index, 404 page, sitemap) and the
+    link check;
+``build``
+    the driver that runs Sphinx for each edition (``python -m tensorbook_build``);
+``translate``
+    the catalogs' refresh and the staleness gate.
+
+``extensions`` holds the thin Sphinx adapters that ``conf/conf.py`` lists;
+``upstream`` lists every reach into a private MyST-NB or Sphinx function;
+``tools`` holds what only nox and the tests use. Nothing in ``src/tensorbook``
+imports this package. This ``__init__`` imports nothing, so that reading the
+settings stays cheap.
+"""

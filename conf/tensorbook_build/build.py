@@ -1,0 +1,298 @@
+"""The build driver: ``python -m tensorbook_build`` (what ``nox -s docs`` runs).
+
+It runs Sphinx once per edition. The source edition executes the pages; once it has
+finished, every output is in the shared cache, and the translations are built from
+it, side by side, executing nothing. A build folder (``build/`` for ``nox -s docs``)
+holds::
+
+    html/                 the site: index.html (choose a language), one folder per
+                          edition, 404.html and sitemap.xml (tensorbook_build.site)
+    doctrees/<language>/  Sphinx's pickled pages, one environment per edition
+    jupyter_execute/<language>/  the executed notebooks and their images
+    .jupyter_cache/       executed outputs, shared by the editions
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tensorbook_build.execute import DeviceError, resolve_build_device
+from tensorbook_build.settings import (
+    DEVICE_VARIABLE,
+    EDITIONS,
+    JOBS,
+    LANGUAGES,
+    LAYOUT,
+    SOURCE_LANGUAGE,
+    Layout,
+)
+from tensorbook_build.site import site_base_url, write_site_files
+
+__all__ = [
+    "EditionBuild",
+    "build_site",
+    "catalog_update_command",
+    "executed_pages",
+    "gettext_command",
+    "main",
+    "sphinx_command",
+]
+
+
+def sphinx_command(
+    site: Path = LAYOUT.site,
+    *,
+    language: str = SOURCE_LANGUAGE,
+    device: str = "cpu",
+    docs: Path = LAYOUT.docs,
+    conf: Path = LAYOUT.conf,
+    extra: Sequence[str] = (),
+    python: str = sys.executable,
+) -> list[str]:
+    """Build one edition into ``site/<language>``: warnings are errors (-W), nitpicky (-n),
+    pages read in parallel, executed outputs cached beside the site for all editions."""
+    work = site.parent
+    return [
+        python,
+        "-m",
+        "sphinx",
+        "-j",
+        str(JOBS),
+        "-W",
+        "-n",
+        "--keep-going",
+        "-b",
+        "html",
+        "-c",
+        str(conf),
+        "-d",
+        str(work / "doctrees" / language),
+        "-D",
+        f"language={language}",
+        "-D",
+        f"tensorbook_device={device}",
+        "-D",
+        f"tensorbook_src_dir={Layout(conf.parent).src}",
+        "-D",
+        f"nb_execution_cache_path={work / '.jupyter_cache'}",
+        "-D",
+        f"tensorbook_output_folder={work / 'jupyter_execute' / language}",
+        str(docs),
+        str(site / language),
+        *extra,
+    ]
+
+
+def gettext_command(
+    pot_dir: Path,
+    *,
+    docs: Path = LAYOUT.docs,
+    conf: Path = LAYOUT.conf,
+    python: str = sys.executable,
+) -> list[str]:
+    """Extract the English messages into ``pot_dir`` (one .pot per page).
+
+    Nothing is executed: outputs are never translated, so the catalogs only need
+    the prose, and extraction stays a matter of seconds.
+    """
+    return [
+        python,
+        "-m",
+        "sphinx",
+        "-W",
+        "-n",
+        "--keep-going",
+        "-q",
+        "-b",
+        "gettext",
+        "-c",
+        str(conf),
+        "-d",
+        str(pot_dir.parent / "doctrees" / "gettext"),
+        "-D",
+        "nb_execution_mode=off",
+        # unexecuted cells carry no kernel language, so their lexer is unknown; no matter,
+        # since code is not extracted
+        "-D",
+        "suppress_warnings=myst-nb.lexer",
+        str(docs),
+        str(pot_dir),
+    ]
+
+
+def catalog_update_command(
+    pot_dir: Path, locale_dir: Path, language: str, *, python: str = sys.executable
+) -> list[str]:
+    """Merge freshly extracted messages into one language's catalogs, with sphinx-intl.
+
+    A changed message keeps its old translation marked fuzzy, a new one arrives empty,
+    and a message the English no longer has is removed rather than kept as ``#~``.
+    """
+    return [
+        python,
+        "-m",
+        "sphinx_intl",
+        "update",
+        "--pot-dir",
+        str(pot_dir),
+        "--locale-dir",  # always explicit: sphinx-intl would read it relative to conf/
+        str(locale_dir),
+        "--language",
+        language,
+        "--no-obsolete",
+        "--line-width",
+        "0",  # one line per message, so that a diff shows whole sentences
+    ]
+
+
+def executed_pages(cache_dir: Path) -> dict[int, str]:
+    """The jupyter-cache records under ``cache_dir``: record id to page file name.
+
+    A build that executed a page added a record for it, so the ids that are new
+    after a build name the pages it executed.
+    """
+    if not cache_dir.exists():
+        return {}
+    from jupyter_cache import get_cache
+
+    return {r.pk: Path(r.uri).name for r in get_cache(str(cache_dir)).list_cache_records()}
+
+
+@dataclass(frozen=True)
+class EditionBuild:
+    """How one edition's sphinx-build ended, and what it printed (when captured)."""
+
+    language: str
+    returncode: int
+    output: str
+
+
+def build_site(
+    site: Path = LAYOUT.site,
+    languages: Sequence[str] | None = None,
+    *,
+    device: str = "cpu",
+    layout: Layout = LAYOUT,
+    extra: Sequence[str] = (),
+    python: str = sys.executable,
+    env: Mapping[str, str] | None = None,
+    capture: bool = False,
+) -> list[EditionBuild]:
+    """Build the editions into ``site/<language>``, then the files around them.
+
+    The source edition, when wanted, runs first and executes the pages; the
+    translations then run side by side and read every output from the cache. Without
+    ``capture`` each edition prints as it goes (the translations' output follows one
+    another); with it, each edition's output is returned. Stops at the first edition
+    that fails, and returns what was built, the failure last.
+
+    Raises
+    ------
+    ValueError
+        For a language the settings do not list.
+    tensorbook_build.execute.DeviceError
+        For a device this machine cannot give, before anything runs.
+    """
+    wanted = list(LANGUAGES) if languages is None else list(languages)
+    unknown = [code for code in wanted if code not in LANGUAGES]
+    if unknown:
+        raise ValueError(
+            f"unknown language {unknown[0]!r}; the book's languages are {', '.join(LANGUAGES)} "
+            "(tensorbook_build.settings.EDITIONS)"
+        )
+    device = resolve_build_device(device)
+    environment = {**os.environ, **(env or {})}
+
+    def command(language: str) -> list[str]:
+        return sphinx_command(
+            site,
+            language=language,
+            device=device,
+            docs=layout.docs,
+            conf=layout.conf,
+            extra=extra,
+            python=python,
+        )
+
+    results: list[EditionBuild] = []
+    if SOURCE_LANGUAGE in wanted:
+        finished = subprocess.run(
+            command(SOURCE_LANGUAGE), env=environment, capture_output=capture, text=True
+        )
+        output = (finished.stdout + finished.stderr) if capture else ""
+        results.append(EditionBuild(SOURCE_LANGUAGE, finished.returncode, output))
+        if finished.returncode != 0:
+            return results
+    # The source edition has finished, so every output is in the cache: the translations
+    # read them from there, and run side by side.
+    running = [
+        (
+            code,
+            subprocess.Popen(
+                command(code),
+                env=environment,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ),
+        )
+        for code in LANGUAGES
+        if code in wanted and code != SOURCE_LANGUAGE
+    ]
+    try:
+        for code, process in running:
+            output, _ = process.communicate()
+            if not capture:
+                print(output, end="", flush=True)
+            results.append(EditionBuild(code, process.returncode, output))
+    finally:
+        for _, process in running:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    failed = [r for r in results if r.returncode != 0]
+    if failed:
+        return [r for r in results if r.returncode == 0] + failed[:1]
+    write_site_files(
+        site,
+        site_base_url(environment),
+        editions=[e for e in EDITIONS if (site / e.code).is_dir()],
+        layout=layout,
+    )
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tensorbook_build [--language xx]... [--device d] [--site dir] [sphinx args]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorbook_build", description="Build the book's editions (nox -s docs)."
+    )
+    parser.add_argument("--site", type=Path, default=LAYOUT.site, help="default: build/html")
+    parser.add_argument("--language", action="append", choices=list(LANGUAGES), dest="languages")
+    parser.add_argument(
+        "--device", help=f"cpu (default), cuda or cuda:N; default: ${DEVICE_VARIABLE}, else cpu"
+    )
+    args, extra = parser.parse_known_args(argv)
+    if args.device is not None:
+        spec, source = args.device, "--device"
+    else:
+        spec = os.environ.get(DEVICE_VARIABLE, "").strip() or "cpu"
+        source = f"environment variable {DEVICE_VARIABLE}" if spec != "cpu" else "the default"
+    try:
+        device = resolve_build_device(spec, source)
+    except DeviceError as error:
+        print(f"tensorbook_build: {error}", file=sys.stderr)
+        return 2
+    results = build_site(args.site, args.languages, device=device, extra=extra)
+    failed = [r for r in results if r.returncode != 0]
+    if failed:
+        print(f"tensorbook_build: the {failed[0].language} edition failed", file=sys.stderr)
+        return failed[0].returncode
+    print(f"tensorbook_build: {', '.join(r.language for r in results)} built into {args.site}")
+    return 0

@@ -1,0 +1,93 @@
+"""Reading the translations: the one reader of ``.po`` catalogs that the build uses.
+
+Sphinx reads catalogs leniently (Babel prints a problem to stdout and drops the
+message, so a typo quietly turns a sentence back into English). The build reads
+them strictly first (:func:`catalog_errors`), then takes their usable
+translations (:func:`translations`); the staleness gate reads the whole catalog
+(:func:`read_catalog`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import PoFileError, read_po
+
+__all__ = ["catalog_errors", "read_catalog", "translations"]
+
+# A line of a catalog is a comment, a keyword with a quoted string, or a quoted string
+# continuing the one before; Babel accepts a string without its closing quote.
+_PO_LINE = re.compile(
+    r'^\s*(?:#.*|(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+"(?:[^"\\]|\\.)*"'
+    r'|"(?:[^"\\]|\\.)*")?\s*$'
+)
+
+
+def read_catalog(po_path: Path) -> Catalog:
+    """A catalog as Babel reads it, refusing what Babel can tell is invalid."""
+    with po_path.open("rb") as file:
+        return read_po(file, abort_invalid=True)
+
+
+def translations(po_path: Path) -> dict[str, str]:
+    """A catalog's usable translations, as Sphinx uses them: fuzzy and empty ones left
+    out; ``{}`` where there is no catalog.
+
+    Examples
+    --------
+    >>> translations(Path("no-such.po"))
+    {}
+    """
+    if not po_path.is_file():
+        return {}
+    with po_path.open("rb") as file:
+        catalog = read_po(file)
+    return {
+        m.id: m.string
+        for m in catalog
+        if m.id and isinstance(m.id, str) and m.string and not m.fuzzy
+    }
+
+
+def catalog_errors(po_path: Path) -> list[str]:
+    """``file:line: problem`` for each problem that makes a catalog unreadable, or [].
+
+    Lines are checked first, as msgfmt would (a string missing its closing quote, a
+    msgstr with no msgid, a msgid with no msgstr), then Babel reads the whole file.
+    """
+    try:
+        lines = po_path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        return [f"{po_path}: not UTF-8: {error}"]
+    errors: list[str] = []
+    previous = None  # the last keyword of the entry being read
+    unanswered = 0  # the line of a msgid still waiting for its msgstr
+    for number, line in enumerate([*lines, ""], 1):  # a blank line closes the last entry
+        if not _PO_LINE.match(line):
+            errors.append(
+                f"{po_path}:{number}: not a comment, keyword or quoted string: {line.strip()!r}"
+            )
+            continue
+        keyword = line.split(None, 1)[0].split("[")[0] if line.startswith("msg") else None
+        if keyword is None and not line.lstrip().startswith('"'):  # blank or comment
+            previous = None
+        if keyword in {None, "msgctxt", "msgid"} and previous is None and unanswered:
+            errors.append(f"{po_path}:{unanswered}: msgid without a msgstr after it")
+            unanswered = 0
+        if keyword == "msgstr" and previous not in {"msgid", "msgid_plural", "msgstr"}:
+            errors.append(f"{po_path}:{number}: msgstr without a msgid before it")
+        if keyword == "msgid":
+            unanswered = number
+        elif keyword == "msgstr":
+            unanswered = 0
+        previous = keyword or previous
+    if errors:
+        return errors
+    try:
+        read_catalog(po_path)
+    except PoFileError as error:
+        # Babel counts lines from 0
+        return [f"{po_path}:{error.lineno + 1}: {error}: {error.line.strip()!r}"]
+    return []

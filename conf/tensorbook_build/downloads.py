@@ -1,0 +1,137 @@
+"""Each chapter as a notebook (.ipynb) and a script (.py), made from its page.
+
+The page's own MyST source is read with jupytext, so the downloads hold exactly the
+code the page ran. A first cell says how to install the package the code imports. In
+the script, a cell that fails on purpose (tagged ``raises-exception``) prints its error
+instead of stopping the script, since the page teaches that error and goes on.
+
+The files are named ``tensorbook-<page>.ipynb`` and ``.py``: the hyphen keeps a script
+from being importable, so that ``cuda.py`` beside another program can never shadow
+NVIDIA's ``cuda`` package (it did, in this suite).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+__all__ = ["FOLDER", "download_name", "notebook_for", "script_for", "translate_markdown"]
+
+FOLDER = "downloads"
+"""The folder of an edition that holds its downloads."""
+TAUGHT_ERROR = "raises-exception"
+
+
+def download_name(docname: str) -> str:
+    """The file name of a page's downloads, without its suffix.
+
+    Examples
+    --------
+    >>> download_name("cuda"), download_name("a/b")
+    ('tensorbook-cuda', 'tensorbook-a-b')
+    """
+    return f"tensorbook-{docname.replace('/', '-')}"
+
+
+_LIST_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+\.)\s+)(.*)$")
+_HEADING = re.compile(r"^(#{1,6}\s+)(.*)$")
+
+
+def translate_markdown(text: str, messages: dict[str, str]) -> str:
+    r"""Replace each paragraph, heading, list item and table cell that the catalog has.
+
+    The catalogs hold Sphinx's messages, one per block of prose with its lines joined
+    by spaces, so a block is matched the same way; code fences and directives are left.
+
+    >>> translate_markdown("## Tensors\n\nA tensor\nis an array.\n\n- one\n- two",
+    ...                    {"Tensors": "张量", "A tensor is an array.": "张量是数组。", "one": "一"})
+    '## 张量\n\n张量是数组。\n\n- 一\n- two'
+    """
+    blocks = []
+    fenced = False
+    for block in text.split("\n\n"):
+        if fenced or block.lstrip().startswith(("```", ":::")):
+            fences = sum(line.lstrip().startswith(("```", ":::")) for line in block.splitlines())
+            fenced ^= fences % 2 == 1  # a fence that a blank line splits stays open
+            blocks.append(block)
+            continue
+        joined = " ".join(line.strip() for line in block.splitlines())
+        if joined in messages:
+            blocks.append(messages[joined])
+            continue
+        blocks.append("\n".join(_translate_line(line, messages) for line in _items(block)))
+    return "\n\n".join(blocks)
+
+
+def _items(block: str) -> list[str]:
+    """A block's lines, with a list item's continuation lines joined to it."""
+    lines: list[str] = []
+    for line in block.splitlines():
+        if (
+            lines
+            and line.startswith(" ")
+            and not _LIST_ITEM.match(line)
+            and not line.startswith("|")
+        ):
+            lines[-1] = f"{lines[-1]} {line.strip()}"
+        else:
+            lines.append(line)
+    return lines
+
+
+def _translate_line(line: str, messages: dict[str, str]) -> str:
+    for pattern in (_HEADING, _LIST_ITEM):
+        match = pattern.match(line)
+        if match and match.group(2).strip() in messages:
+            return match.group(1) + messages[match.group(2).strip()]
+    if line.startswith("|") and line.rstrip().endswith("|"):
+        cells = line.strip().strip("|").split("|")
+        return "| " + " | ".join(messages.get(c.strip(), c.strip()) for c in cells) + " |"
+    return messages.get(line.strip(), line)
+
+
+def notebook_for(
+    source: Path, intro: str, messages: dict[str, str] | None = None
+) -> nbformat.NotebookNode:
+    """The page as a notebook, opening with ``intro`` (its title, and how to install
+    what it imports); with ``messages`` (a catalog), its prose in that language."""
+    notebook = jupytext.read(source, fmt="md:myst")
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and messages:
+            cell.source = translate_markdown(cell.source, messages)
+    notebook.metadata.pop("jupytext", None)
+    notebook.metadata.pop("mystnb", None)
+    notebook.metadata.pop("file_format", None)
+    install = nbformat.v4.new_markdown_cell(intro)
+    notebook.cells.insert(0, install)
+    # the page's title is in the first cell now; leave it out of the page's own text
+    for cell in notebook.cells[1:]:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("# "):
+            lines = cell.source.lstrip().split("\n", 1)
+            cell.source = lines[1].lstrip("\n") if len(lines) > 1 else ""
+            break
+    notebook.cells = [c for c in notebook.cells if c.source.strip()]
+    notebook.nbformat, notebook.nbformat_minor = 4, 5
+    for number, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{number}"  # numbered, so that two builds write the same file
+    nbformat.validate(notebook)
+    return notebook
+
+
+def script_for(notebook: nbformat.NotebookNode) -> str:
+    """The notebook as a py:percent script that runs from top to bottom."""
+    copy = nbformat.from_dict(notebook)
+    for cell in copy.cells:
+        if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):
+            cell.source = (
+                "# The page shows this error on purpose; here it is printed, and the script "
+                "goes on.\n"
+                f"try:\n{textwrap.indent(cell.source, '    ')}\n"
+                "except Exception as error:\n"
+                '    print(f"{type(error).__name__}: {error}")'
+            )
+    return jupytext.writes(copy, fmt="py:percent")

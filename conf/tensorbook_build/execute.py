@@ -1,0 +1,241 @@
+"""What a page's execution depends on, and the environment its kernel runs in.
+
+MyST-NB caches executed notebooks with jupyter-cache, which keys a notebook on the
+text of its code cells and nothing else. The book's cells mostly call into
+``src/tensorbook``, run on a device the build chooses, and print what torch prints,
+so three more things decide a page's outputs: the package modules it imports, the
+device, and the torch version. The build therefore
+
+* resolves its device once (:func:`resolve_build_device`), failing at once if it
+  cannot be had;
+* hands the kernels that device, one intra-op thread each, and ``src`` first on
+  their path (:func:`kernel_environment`), so a page executes the very source that
+  was fingerprinted;
+* appends to every page a hidden cell (:func:`context_cell`) whose comments name the
+  device, the torch version and a hash of each ``tensorbook`` module the page
+  imports, directly or not (:func:`page_dependencies`), so that jupyter-cache's key
+  changes with any of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
+
+__all__ = [
+    "DeviceError",
+    "context_cell",
+    "is_text_notebook",
+    "kernel_environment",
+    "page_code",
+    "page_dependencies",
+    "page_hashes",
+    "resolve_build_device",
+]
+
+PACKAGE = "tensorbook"
+
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+_CODE_CELL = re.compile(
+    r"^(?P<fence>`{3,}|~{3,})\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+class DeviceError(ValueError):
+    """The build was asked for a device it cannot have."""
+
+
+def resolve_build_device(spec: str, source: str = "--device") -> str:
+    """The device the kernels will use, as torch spells it.
+
+    Parameters
+    ----------
+    spec : str
+        ``cpu``, ``cuda``, ``cuda:N`` or ``auto``.
+    source : str
+        Where the setting came from, for the error message.
+
+    Raises
+    ------
+    DeviceError
+        Naming the setting, its source and what this machine has.
+
+    Examples
+    --------
+    >>> resolve_build_device(" CPU ")
+    'cpu'
+    >>> resolve_build_device("tpu", "TENSORBOOK_DEVICE")
+    Traceback (most recent call last):
+    ...
+    tensorbook_build.execute.DeviceError: cannot build the book on device 'tpu' (from TENSORBOOK_DEVICE): ...
+    """
+    if spec.strip().lower() == "cpu":
+        return "cpu"  # the common case needs no torch import, which keeps rebuilds fast
+    from tensorbook.device import DeviceUnavailableError, resolve_device
+
+    try:
+        return str(resolve_device(spec))
+    except (ValueError, DeviceUnavailableError) as error:
+        message = f"cannot build the book on device {spec!r} (from {source}): {error}"
+        raise DeviceError(message) from None
+
+
+def kernel_environment(
+    device: str, src: Path, environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The variables the build sets for its kernels: the device, ``src`` first on the
+    path, and one intra-op thread (pages execute side by side).
+
+    Examples
+    --------
+    >>> env = kernel_environment("cpu", Path("/book/src"), {"PYTHONPATH": "/x"})
+    >>> env["TENSORBOOK_DEVICE"], env["PYTHONPATH"].split(os.pathsep), env["OMP_NUM_THREADS"]
+    ('cpu', ['/book/src', '/x'], '1')
+    """
+    src_path = str(src)
+    paths = [
+        src_path,
+        *(p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
+    ]
+    threads = str(KERNEL_THREADS)
+    return {
+        DEVICE_VARIABLE: device,
+        "PYTHONPATH": os.pathsep.join(paths),
+        **dict.fromkeys(_THREAD_VARIABLES, threads),
+    }
+
+
+def _imported_modules(tree: ast.AST, known: set[str]) -> set[str]:
+    """The package's modules that this syntax tree imports."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name in known)
+    return found
+
+
+@cache
+def package_modules(src_dir: Path) -> dict[str, Path]:
+    """Map every module of the package under ``src_dir`` to its file."""
+    root = src_dir / PACKAGE
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(src_dir).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+@cache
+def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
+    modules = package_modules(src_dir)
+    known = set(modules)
+    graph = {}
+    for name, path in modules.items():
+        deps = _imported_modules(ast.parse(path.read_text(encoding="utf-8")), known)
+        # importing a.b.c runs a/__init__ and a/b/__init__ first
+        parts = name.split(".")
+        deps.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def page_code(source: str) -> list[str]:
+    """The code of each ``code-cell`` of a MyST-NB page, without its option lines.
+
+    Examples
+    --------
+    >>> page_code("```{code-cell} ipython3\\n:tags: [hide-output]\\n\\nx = 1\\n```\\n")
+    ['\\nx = 1']
+    """
+    cells = []
+    for match in _CODE_CELL.finditer(source):
+        lines = match.group("body").splitlines()
+        if lines and lines[0].strip() == "---":  # a YAML block of options
+            end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
+            lines = lines[end + 1 :]
+        while lines and lines[0].startswith(":"):  # short-form options such as :tags:
+            lines = lines[1:]
+        cells.append("\n".join(lines))
+    return cells
+
+
+def _parse_cell(code: str) -> ast.AST | None:
+    try:
+        return ast.parse(code)
+    except SyntaxError:
+        # IPython magics and shell escapes are not Python; they import nothing of ours
+        kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+        try:
+            return ast.parse("\n".join(kept))
+        except SyntaxError:
+            return None
+
+
+def page_dependencies(source: str, src_dir: Path) -> list[str]:
+    """Every package module that the page's code imports, directly or not, sorted."""
+    modules = package_modules(src_dir)
+    known = set(modules)
+    graph = _module_dependencies(src_dir)
+    pending = set()
+    for code in page_code(source):
+        tree = _parse_cell(code)
+        if tree is not None:
+            pending |= _imported_modules(tree, known)
+    closure: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name not in closure:
+            closure.add(name)
+            pending |= graph[name] - closure
+            pending |= {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+    return sorted(closure)
+
+
+@cache
+def _file_hash(path: Path) -> str:
+    """A short hash of a module's bytes; read once per build, however many pages use it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def page_hashes(source: str, src_dir: Path) -> dict[Path, tuple[str, str]]:
+    """For each module the page depends on: its file, its dotted name and its hash."""
+    modules = package_modules(src_dir)
+    return {
+        modules[name]: (name, _file_hash(modules[name]))
+        for name in page_dependencies(source, src_dir)
+    }
+
+
+def is_text_notebook(source: str) -> bool:
+    """Whether a page is a MyST-NB notebook (``file_format: mystnb`` in its front matter)."""
+    front = _FRONT_MATTER.match(source)
+    return bool(front and re.search(r"^file_format:\s*mystnb\s*$", front[1], re.MULTILINE))
+
+
+def context_cell(context: str, hashes: dict[str, str]) -> str:
+    """The hidden cell appended to a page: comments only, but part of the cache key."""
+    lines = [
+        "# Added by the build (tensorbook_build.execute): jupyter-cache keys on code,",
+        "# so these comments make the cached outputs depend on what produced them.",
+        f"# {context}",
+        *(f"# {name}: {digest}" for name, digest in hashes.items()),
+    ]
+    body = "\n".join(lines)
+    return f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n"

@@ -1,0 +1,77 @@
+"""Sphinx adapter for :mod:`tensorbook_build.downloads`: writes each chapter's notebook
+and script into ``<edition>/downloads/``, in the edition's language, and gives the
+article header its links (``conf/_templates/downloads.html``). The notebook's first
+cell is ``conf/_templates/downloads-intro.html``, translated like the theme's words.
+``tests/test_downloads.py`` runs every notebook in a fresh kernel of an environment
+that holds only the package.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+from docutils import nodes
+from sphinx.application import Sphinx
+
+from tensorbook_build.catalogs import translations
+from tensorbook_build.downloads import FOLDER, download_name, notebook_for, script_for
+from tensorbook_build.settings import SOURCE_LANGUAGE
+from tensorbook_build.site import relative_root
+
+INTRO_TEMPLATE = "downloads-intro.html"
+
+
+def is_chapter(app: Sphinx, docname: str) -> bool:
+    """Whether a page runs code: it has a kernelspec in its front matter."""
+    return "kernelspec" in app.env.metadata.get(docname, {})
+
+
+def chapters(app: Sphinx) -> list[str]:
+    """The pages that run code, sorted."""
+    return sorted(docname for docname in app.env.found_docs if is_chapter(app, docname))
+
+
+def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    folder = Path(app.outdir, FOLDER)
+    if folder.exists():
+        shutil.rmtree(folder)  # a page that is gone leaves no download behind
+    folder.mkdir()
+    language = app.config.language
+    for docname in chapters(app):
+        title = app.env.titles[docname].astext()
+        messages = None
+        if language != SOURCE_LANGUAGE:
+            messages = {}
+            for directory in reversed(app.config.locale_dirs):  # the first one wins
+                po_path = Path(app.srcdir, directory, language, "LC_MESSAGES", f"{docname}.po")
+                messages |= translations(po_path)
+        intro = app.builder.templates.render(INTRO_TEMPLATE, {"title": title}).strip()
+        notebook = notebook_for(Path(app.env.doc2path(docname)), intro, messages)
+        name = download_name(docname)
+        nbformat.write(notebook, folder / f"{name}.ipynb")
+        (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
+
+
+def _add_links(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
+    if not is_chapter(app, pagename):
+        context["tensorbook_downloads"] = None
+        return
+    prefix = relative_root(pagename)
+    context["tensorbook_downloads"] = {
+        "notebook": f"{prefix}{FOLDER}/{download_name(pagename)}.ipynb",
+        "script": f"{prefix}{FOLDER}/{download_name(pagename)}.py",
+    }
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register the links and the writing of the downloads."""
+    app.connect("html-page-context", _add_links)
+    # before the link check (950), which then finds the files the pages link to
+    app.connect("build-finished", _write_downloads, priority=800)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,218 @@
+"""Sphinx adapter for the book's editions: the source, and each language built from it.
+
+* A language that :mod:`tensorbook_build.settings` does not list stops the build,
+  naming those it does.
+* Before Sphinx compiles the catalogs of a translated edition, each one is read
+  strictly, and a broken one stops the build naming the file and the line.
+  (Sphinx reads them leniently: Babel prints a problem to stdout and drops the
+  message, so a typo would quietly turn a sentence back into English.)
+* In a translated edition, each message the catalogs do not translate (missing,
+  empty or fuzzy) is a warning at its place in the English page, so that a
+  strict build fails instead of mixing English into the translation.
+* Every page gets the links of the language switcher, to the same page in each
+  other edition, and ``<link rel="alternate" hreflang>`` tags for the same.
+* An edition whose language has a word list (``conf/search_words/<code>.txt``) gives
+  it to the search index, which keeps those words whole.
+"""
+
+from __future__ import annotations
+
+import logging as std_logging
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ConfigError
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+from tensorbook_build.catalogs import catalog_errors, translations
+from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
+from tensorbook_build.site import relative_root
+from tensorbook_build.upstream import (
+    chinese_search,
+    docname_to_domain,
+    extract_messages,
+    register_search_language,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def edition_links(pagename: str, current: str) -> list[dict]:
+    """The switcher's entries for one page: every edition, each linking to this page.
+
+    Links are relative, so the site works wherever it is served, the domain root or
+    a sub-path.
+
+    Examples
+    --------
+    >>> [e["href"] for e in edition_links("a/b", "en")][0]
+    '../../en/a/b.html'
+    >>> [e["current"] for e in edition_links("tensors", "en")][0]
+    True
+    """
+    up = relative_root(pagename) + "../"
+    return [
+        {
+            "code": edition.code,
+            "name": edition.name,
+            "tag": edition.tag,
+            "href": f"{up}{edition.code}/{pagename}.html",
+            "current": edition.code == current,
+        }
+        for edition in EDITIONS
+    ]
+
+
+def _catalog_dirs(app: Sphinx, language: str) -> list[Path]:
+    """Where the catalogs of one language live, in Sphinx's order of precedence."""
+    return [Path(app.srcdir, d, language, "LC_MESSAGES") for d in app.config.locale_dirs]
+
+
+def _on_config_inited(app: Sphinx, config: Config) -> None:
+    codes = [edition.code for edition in EDITIONS]
+    if config.language not in codes:
+        raise ConfigError(
+            f"language {config.language!r} is not one of the book's languages "
+            f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
+        )
+    words = LAYOUT.search_words(config.language)
+    if words.is_file():
+        config.html_search_options = {**config.html_search_options, "dict": str(words)}
+    if config.language == SOURCE_LANGUAGE:
+        return
+    directories = _catalog_dirs(app, config.language)
+    catalogs = sorted(p for d in directories if d.is_dir() for p in d.glob("*.po"))
+    if not catalogs:
+        where = ", ".join(str(d) for d in directories)
+        raise ConfigError(
+            f"the {config.language} edition has no catalogs (looked in {where}); "
+            "run `nox -s translate` to make them from the English pages"
+        )
+    problems = [problem for path in catalogs for problem in catalog_errors(path)]
+    if problems:
+        raise ConfigError("broken catalog, fix it and build again:\n" + "\n".join(problems))
+    if config.language.startswith("zh"):
+        _prepare_chinese_search()
+
+
+def _prepare_chinese_search() -> None:
+    try:
+        import jieba
+    except ImportError:
+        raise ConfigError(
+            "the Chinese search index needs jieba to split words; install the docs "
+            "dependency group (pip install jieba)"
+        ) from None
+    # jieba logs its dictionary loading to stderr at DEBUG level
+    jieba.setLogLevel(std_logging.WARNING)
+    register_search_language("zh", _deferred_chinese_search())
+
+
+def _deferred_chinese_search() -> type:
+    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text,
+    with its page script naming the stemmer it ships.
+
+    Sphinx makes its search language at every build, even one with nothing to
+    write, and the Chinese one loads jieba's dictionary on the spot: a second or
+    two added to every no-op rebuild.
+    """
+    from jieba import load_userdict
+
+    class DeferredChineseSearch(chinese_search()):
+        # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
+        # but ships the English one that Chinese search uses for Latin words, so the
+        # search page died with a ReferenceError (sphinx-doc/sphinx#14229).
+        language_name = "English"
+
+        def __init__(self, options: dict[str, str]) -> None:
+            self._words = options.get("dict", "")
+            super().__init__({**options, "dict": ""})  # "" loads nothing
+
+        def split(self, input: str) -> list[str]:  # noqa: A002 - Sphinx's name
+            if self._words:
+                load_userdict(self._words)
+                self._words = ""
+            return super().split(input)
+
+    return DeferredChineseSearch
+
+
+class UntranslatedMessages(SphinxTransform):
+    """Warn, at its place in the page, about each message the catalogs leave untranslated.
+
+    It runs just before Sphinx's Locale transform and makes the same decision:
+    a message counts as translated when its catalog has a non-empty translation
+    that is not fuzzy (Sphinx compiles catalogs without their fuzzy messages).
+    """
+
+    default_priority = 19  # Locale, which replaces the messages, is 20
+
+    def apply(self, **kwargs: object) -> None:
+        """Warn about each untranslated message of the page."""
+        config = self.config
+        if config.language == SOURCE_LANGUAGE:
+            return
+        domain = docname_to_domain(self.env.current_document.docname, config.gettext_compact)
+        found: dict[str, str] = {}
+        for directory in reversed(_catalog_dirs(self.app, config.language)):  # first wins
+            found |= translations(directory / f"{domain}.po")
+        front_matter = _front_matter(self.document)
+        for node, message in extract_messages(self.document):
+            if found.get(message, "").strip():
+                continue
+            if front_matter is not None and _inside(node, front_matter):
+                continue
+            text = " ".join(message.split())
+            logger.warning(
+                "not translated into %s: %r (run `nox -s translate`, then translate it "
+                "in docs/locales/%s/LC_MESSAGES/%s.po)",
+                config.language,
+                text if len(text) <= 80 else text[:77] + "...",
+                config.language,
+                domain,
+                location=node,
+                type="tensorbook",
+                subtype="untranslated",
+            )
+
+
+def _front_matter(document: nodes.document) -> nodes.Element | None:
+    """The page's metadata (``file_format: mystnb``...), if any: a field list opening the
+    page, which docutils' DocInfo transform later takes out of the text, and which the
+    gettext builder therefore never extracts. The test is DocInfo's own."""
+    index = document.first_child_not_matching_class(nodes.PreBibliographic)
+    if index is not None and isinstance(document[index], nodes.field_list):
+        return document[index]
+    return None
+
+
+def _inside(node: nodes.Node, container: nodes.Node) -> bool:
+    while node is not None:
+        if node is container:
+            return True
+        node = node.parent
+    return False
+
+
+def _on_html_page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
+    editions = edition_links(pagename, app.config.language)
+    context["tensorbook_editions"] = editions
+    alternates = "".join(
+        f'<link rel="alternate" hreflang="{e["tag"]}" href="{e["href"]}" />\n'
+        for e in editions
+        if not e["current"]
+    )
+    context["metatags"] = context.get("metatags", "") + alternates
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register the checks, the transform and the switcher's context."""
+    app.connect("config-inited", _on_config_inited)
+    app.add_transform(UntranslatedMessages)
+    app.connect("html-page-context", _on_html_page_context)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,95 @@
+"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels' device and
+environment, and each page's cache key.
+
+* ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be
+  had) and sets the kernels' environment;
+* ``source-read``: appends the hidden context cell to every MyST-NB page and tells
+  Sphinx that the page depends on the modules it imports, so that editing one
+  re-reads, and so re-executes, only the pages that import it;
+* ``builder-inited``: sends the executed notebooks beside the site, not into it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.environment import BuildEnvironment
+from sphinx.errors import ConfigError
+from sphinx.util import logging
+
+from tensorbook_build.execute import (
+    DeviceError,
+    context_cell,
+    is_text_notebook,
+    kernel_environment,
+    page_hashes,
+    resolve_build_device,
+)
+from tensorbook_build.settings import KERNEL_THREADS, LAYOUT
+from tensorbook_build.upstream import notebook_cache_path, set_notebook_output_folder
+
+logger = logging.getLogger(__name__)
+
+
+def _on_config_inited(app: Sphinx, config: Config) -> None:
+    try:
+        device = resolve_build_device(config.tensorbook_device, "tensorbook_device")
+    except DeviceError as error:
+        raise ConfigError(str(error)) from None
+    config.tensorbook_device = device
+    os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
+    torch_version = importlib.metadata.version("torch")
+    # a change of any of these makes Sphinx re-read every page, and so re-key every notebook
+    config.tensorbook_context = (
+        f"device {device}, torch {torch_version}, {KERNEL_THREADS} threads"
+    )
+    logger.info("tensorbook: executing pages on %s with torch %s", device, torch_version)
+
+
+def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not is_text_notebook(source[0]):
+        return
+    hashes = {}
+    for path, (name, digest) in page_hashes(
+        source[0], Path(app.config.tensorbook_src_dir).resolve()
+    ).items():
+        app.env.note_dependency(str(path))
+        hashes[name] = digest
+    source[0] += context_cell(app.config.tensorbook_context, hashes)
+
+
+def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    if not docnames:
+        return
+    # Matplotlib logs a warning while it builds its font cache, the first time it is
+    # imported on a machine; let that happen here rather than in a page's output.
+    import matplotlib.font_manager  # noqa: F401
+    from jupyter_cache import get_cache
+
+    # Parallel readers (-j) would otherwise race to create the cache's tables.
+    get_cache(notebook_cache_path(env)).list_cache_records()
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    # MyST-NB writes executed notebooks and their images beside the output folder,
+    # which, with one output folder per language inside the site, would publish them.
+    if app.config.tensorbook_output_folder:
+        folder = str(Path(app.config.tensorbook_output_folder).resolve())
+        set_notebook_output_folder(app.env, folder)
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register the configuration values and handlers."""
+    app.add_config_value("tensorbook_device", "cpu", "env", types=[str])
+    app.add_config_value("tensorbook_src_dir", str(LAYOUT.src), "env", types=[str])
+    app.add_config_value("tensorbook_context", "", "env", types=[str])
+    app.add_config_value("tensorbook_output_folder", "", "env", types=[str])
+    app.connect("config-inited", _on_config_inited)
+    app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
+    app.connect("source-read", _on_source_read)
+    app.connect("env-before-read-docs", _on_before_read)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

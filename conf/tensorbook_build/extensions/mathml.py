@@ -1,0 +1,59 @@
+"""Sphinx adapter for :mod:`tensorbook_build.mathml`: the ``mathml`` HTML math renderer."""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.locale import _
+from sphinx.util import logging
+from sphinx.writers.html5 import HTML5Translator
+
+from tensorbook_build.mathml import display_parts, to_mathml
+from tensorbook_build.upstream import get_node_equation_number
+
+logger = logging.getLogger(__name__)
+
+
+def _convert(translator: HTML5Translator, node: nodes.Element, tex: str, display: str) -> str:
+    try:
+        return to_mathml(tex, display)
+    except Exception as error:  # noqa: BLE001 - latex2mathml raises many types, all bad TeX
+        logger.warning(
+            "cannot convert this TeX to MathML (%s: %s): %s",
+            type(error).__name__,
+            error,
+            tex,
+            location=node,
+            type="mathml",
+        )
+        return f"<code>{translator.encode(tex)}</code>"
+
+
+def visit_math(translator: HTML5Translator, node: nodes.math) -> None:
+    """Inline math."""
+    translator.body.append(translator.starttag(node, "span", "", CLASS="math notranslate"))
+    translator.body.append(_convert(translator, node, node.astext(), "inline"))
+    translator.body.append("</span>")
+    raise nodes.SkipNode
+
+
+def visit_displaymath(translator: HTML5Translator, node: nodes.math_block) -> None:
+    """A display, with its equation number and permalink when it has one."""
+    translator.body.append(translator.starttag(node, "div", CLASS="math notranslate"))
+    if node.get("number"):
+        number = get_node_equation_number(translator, node)
+        translator.body.append(f'<span class="eqno">({number})')
+        translator.add_permalink_ref(node, _("Link to this equation"))
+        translator.body.append("</span>")
+    for part in display_parts(node.astext()):
+        translator.body.append(_convert(translator, node, part, "block"))
+    translator.body.append("</div>\n")
+    raise nodes.SkipNode
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register the renderer; ``conf.py`` selects it with ``html_math_renderer``."""
+    app.add_html_math_renderer(
+        "mathml", inline_renderers=(visit_math, None), block_renderers=(visit_displaymath, None)
+    )
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

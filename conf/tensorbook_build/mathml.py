@@ -1,0 +1,48 @@
+"""The book's math as MathML, made while building, so no script is needed to read it.
+
+Sphinx's default renderer, MathJax, is a large script fetched from a CDN at read
+time; the book must load nothing from another host. Browsers render MathML Core
+natively, so the TeX in the pages is converted once, with latex2mathml.
+"""
+
+from __future__ import annotations
+
+import re
+
+from latex2mathml.converter import convert
+
+__all__ = ["display_parts", "to_mathml"]
+
+# latex2mathml lays out `split` as an aligned table but not the amsmath
+# environments that mean the same thing in a display, so those are renamed.
+_ALIGN_ENVIRONMENTS = re.compile(r"\\(begin|end)\{(?:aligned|align\*?|eqnarray\*?)\}")
+
+
+def display_parts(tex: str) -> list[str]:
+    r"""A display's equations, each as latex2mathml lays it out best.
+
+    Examples
+    --------
+    >>> display_parts(r"a &= b \\ c &= d" "\n\n" r"\begin{aligned}x\end{aligned}")
+    ['\\begin{split}a &= b \\\\ c &= d\\end{split}', '\\begin{split}x\\end{split}']
+    """
+    tex = _ALIGN_ENVIRONMENTS.sub(lambda m: rf"\{m.group(1)}{{split}}", tex)
+    parts = []
+    for part in (p for p in tex.split("\n\n") if p.strip()):
+        if r"\\" in part and r"\begin{" not in part:
+            part = r"\begin{split}" + part + r"\end{split}"
+        parts.append(part)
+    return parts
+
+
+def to_mathml(tex: str, display: str) -> str:
+    """``tex`` as a MathML element; ``display`` is ``inline`` or ``block``.
+
+    Raises whatever latex2mathml raises for TeX it cannot read.
+
+    Examples
+    --------
+    >>> to_mathml("x^2", "inline").startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
+    True
+    """
+    return convert(tex, display=display)

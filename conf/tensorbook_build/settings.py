@@ -1,0 +1,146 @@
+"""The one place that says what the book is made of: its editions, its paths, its device.
+
+``conf/conf.py``, the build driver, the extensions, the templates (through the page
+context) and the tests read these. Adding an edition is one line in ``EDITIONS`` and
+its catalogs in ``docs/locales/<code>/LC_MESSAGES``; nothing else names a language.
+
+Examples
+--------
+>>> SOURCE_LANGUAGE in LANGUAGES
+True
+>>> Edition("pt_BR", "Português").tag, Edition("pt_BR", "Português").og_locale
+('pt-BR', 'pt_BR')
+>>> LAYOUT.catalogs("pt_BR").relative_to(LAYOUT.root).as_posix()
+'docs/locales/pt_BR/LC_MESSAGES'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tensorbook.environment import DEVICE_VARIABLE
+
+__all__ = [
+    "DEVICE_VARIABLE",
+    "EDITIONS",
+    "JOBS",
+    "KERNEL_THREADS",
+    "LANGUAGES",
+    "LAYOUT",
+    "PROJECT",
+    "SOURCE_LANGUAGE",
+    "Edition",
+    "Layout",
+    "language_tag",
+]
+
+
+def language_tag(code: str) -> str:
+    """gettext's spelling of a language (``pt_BR``) as HTML's (``pt-BR``)."""
+    return code.replace("_", "-")
+
+
+PROJECT = "tensorbook"
+"""The book's name, as its pages and the files around them say it."""
+
+
+@dataclass(frozen=True)
+class Edition:
+    """One edition of the book.
+
+    Parameters
+    ----------
+    code : str
+        gettext's name of the language (``en``, ``pt_BR``): the edition's folder
+        in the site and in ``docs/locales``.
+    name : str
+        The language's name in that language, as the language switcher shows it.
+    locale : str, optional
+        Open Graph's ``language_TERRITORY``; by default the code, where it has a
+        territory, else the code alone.
+    """
+
+    code: str
+    name: str
+    locale: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The BCP 47 tag that HTML's ``lang`` and ``hreflang`` want."""
+        return language_tag(self.code)
+
+    @property
+    def og_locale(self) -> str:
+        """What ``og:locale`` says for this edition."""
+        return self.locale or self.code
+
+
+EDITIONS = (
+    Edition("en", "English", locale="en_US"),
+    Edition("zh_CN", "简体中文"),
+)
+"""The book's editions, the source first; every other one is built from the catalogs."""
+
+SOURCE_LANGUAGE = EDITIONS[0].code
+"""English is the source: the pages are written in it and it executes them."""
+
+LANGUAGES = {edition.code: edition.name for edition in EDITIONS}
+"""Each edition's code and name, in the order the switcher lists them."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things are in a checkout (or in a copy of one), relative to its root."""
+
+    root: Path
+
+    @property
+    def docs(self) -> Path:
+        """The pages."""
+        return self.root / "docs"
+
+    @property
+    def conf(self) -> Path:
+        """Sphinx's configuration folder (``sphinx-build -c conf``)."""
+        return self.root / "conf"
+
+    @property
+    def src(self) -> Path:
+        """The folder that holds the ``tensorbook`` package the pages run."""
+        return self.root / "src"
+
+    @property
+    def locales(self) -> Path:
+        """The catalogs: ``<language>/LC_MESSAGES/<page>.po``."""
+        return self.docs / "locales"
+
+    @property
+    def site_templates(self) -> Path:
+        """The templates of the files around the editions (index, 404 page)."""
+        return self.conf / "_templates" / "site"
+
+    @property
+    def site(self) -> Path:
+        """Where ``nox -s docs`` writes the site; its working folders sit beside it."""
+        return self.root / "build" / "html"
+
+    def catalogs(self, language: str) -> Path:
+        """The folder of one language's catalogs."""
+        return self.locales / language / "LC_MESSAGES"
+
+    def search_words(self, language: str) -> Path:
+        """Words the search index must keep whole in one language, if it needs any."""
+        return self.conf / "search_words" / f"{language}.txt"
+
+
+LAYOUT = Layout(Path(__file__).resolve().parents[2])
+"""This checkout's layout."""
+
+JOBS = 2
+"""Pages read, and so executed, at once: the 2-core machines the book is built on run
+one kernel per core, and the kernels are most of a cold build's time."""
+
+KERNEL_THREADS = 1
+"""Intra-op threads per kernel: pages run side by side, and one thread each also keeps
+float sums, and so printed digits, independent of how many cores the machine has."""

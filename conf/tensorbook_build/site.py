@@ -1,0 +1,208 @@
+"""The files at the site's root, around the editions: the front door, the 404 page and
+the sitemap, and what every part of the build says about the site's pages.
+
+:func:`write_site_files` writes them once every edition is built. None of them may
+assume that the site is served at a domain's root: the 404 page finds the book's
+folder from the address it was served at, and the sitemap's absolute addresses come
+from the base URL the site is published under (:func:`site_base_url`). Their words
+come from each edition's ``sphinx.po`` catalog, like the theme's.
+
+Kept extensions that were weighed for these files, and why each is not used:
+
+* sphinx-sitemap writes one sitemap per Sphinx build, inside that edition's folder;
+  the book's one sitemap at the site's root lists every edition with its alternates.
+* sphinx-notfound-page writes an edition's 404 page with absolute links under one
+  fixed prefix; hosts serve a single root 404.html, which here finds the book's
+  folder at any depth and lists every edition.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+from xml.sax.saxutils import escape, quoteattr
+
+from tensorbook_build.catalogs import translations
+from tensorbook_build.settings import EDITIONS, LAYOUT, PROJECT, SOURCE_LANGUAGE, Edition, Layout
+
+__all__ = [
+    "LOCAL_BASE_URL",
+    "is_page",
+    "relative_root",
+    "site_base_url",
+    "site_pages",
+    "write_site_files",
+]
+
+LOCAL_BASE_URL = "http://localhost:8000/"
+"""Where ``python -m http.server -d build/html`` serves a local build."""
+NOT_SITE_PAGES = {"search.html", "genindex.html"}
+"""Pages a search engine should not list: they have no content of their own."""
+STATIC = "_static"
+"""The folder of a build's assets: files, not pages."""
+
+
+def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
+    """The address the site is published at, ending in ``/``.
+
+    ``TENSORBOOK_BASE_URL`` (set by the GitHub Pages workflow), else Read the Docs'
+    ``READTHEDOCS_CANONICAL_URL``, else where a local build is served.
+
+    Examples
+    --------
+    >>> site_base_url({"TENSORBOOK_BASE_URL": "https://example.org/tensorbook"})
+    'https://example.org/tensorbook/'
+    >>> site_base_url({})
+    'http://localhost:8000/'
+    >>> site_base_url({"TENSORBOOK_BASE_URL": "example.org/book"})
+    Traceback (most recent call last):
+    ...
+    ValueError: TENSORBOOK_BASE_URL must be an absolute http(s) address, not 'example.org/book'
+    """
+    for name in ("TENSORBOOK_BASE_URL", "READTHEDOCS_CANONICAL_URL"):
+        value = environ.get(name, "").strip()
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in {"http", "https"} or not parts.netloc:
+                raise ValueError(f"{name} must be an absolute http(s) address, not {value!r}")
+            return value.rstrip("/") + "/"
+    return LOCAL_BASE_URL
+
+
+def relative_root(pagename: str) -> str:
+    """The relative path from a page up to its edition's folder.
+
+    Examples
+    --------
+    >>> relative_root("tensors"), relative_root("a/b")
+    ('', '../')
+    """
+    return "../" * pagename.count("/")
+
+
+def is_page(path: Path, folder: Path) -> bool:
+    """Whether ``path``, below ``folder``, is a page of the site rather than an asset."""
+    return path.suffix == ".html" and STATIC not in path.relative_to(folder).parts
+
+
+def site_pages(folder: Path) -> list[str]:
+    """Every page below ``folder``, as sorted paths relative to it."""
+    return sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if is_page(p, folder)
+    )
+
+
+@dataclass(frozen=True)
+class _LocalEdition:
+    """An edition as the site's templates see it: its words come from its catalog."""
+
+    code: str
+    name: str
+    tag: str
+    words: Mapping[str, str]
+
+    def gettext(self, message: str) -> str:
+        return self.words.get(message, message)
+
+
+def _editions(editions: Iterable[Edition], layout: Layout) -> list[_LocalEdition]:
+    return [
+        _LocalEdition(
+            e.code,
+            e.name,
+            e.tag,
+            {}
+            if e.code == SOURCE_LANGUAGE
+            else translations(layout.catalogs(e.code) / "sphinx.po"),
+        )
+        for e in editions
+    ]
+
+
+def _render(layout: Layout, name: str, **values: object) -> str:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    environment = Environment(
+        loader=FileSystemLoader(layout.site_templates),
+        autoescape=True,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return environment.get_template(name).render(**values)
+
+
+def _svg_data(svg: str) -> str:
+    """An SVG as the data of a ``data:`` URL, readable and valid inside ``href="..."``."""
+    compact = " ".join(line.strip() for line in svg.splitlines() if not line.startswith("<?"))
+    return compact.replace("%", "%25").replace("#", "%23").replace('"', "'").replace("\n", "")
+
+
+def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Path:
+    """Write ``site/sitemap.xml``: every page of every edition, with its translations
+    as alternates. (No robots.txt: crawlers read one only at a domain's root, and the
+    book may be served below it.) A page that one edition lacks has no alternate there.
+    """
+    tags = {e.code: e.tag for e in editions}
+    pages = {
+        code: [p for p in site_pages(site / code) if Path(p).name not in NOT_SITE_PAGES]
+        for code in tags
+        if (site / code).is_dir()
+    }
+    entries = []
+    for code, names in pages.items():
+        for name in names:
+            alternates = "".join(
+                f'\n    <xhtml:link rel="alternate" hreflang={quoteattr(tags[other])}'
+                f" href={quoteattr(base_url + other + '/' + quote(name))}/>"
+                for other, other_names in pages.items()
+                if name in other_names
+            )
+            entries.append(
+                f"  <url>\n    <loc>{escape(base_url + code + '/' + quote(name))}</loc>"
+                f"{alternates}\n  </url>"
+            )
+    sitemap = site / "sitemap.xml"
+    sitemap.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        ' xmlns:xhtml="http://www.w3.org/1999/xhtml">\n' + "\n".join(entries) + "\n</urlset>\n",
+        encoding="utf-8",
+    )
+    return sitemap
+
+
+def write_site_files(
+    site: Path,
+    base_url: str,
+    *,
+    project: str = PROJECT,
+    editions: Iterable[Edition] = EDITIONS,
+    layout: Layout = LAYOUT,
+) -> list[Path]:
+    """Write the front door (``index.html``), ``404.html`` and ``sitemap.xml``."""
+    editions = list(editions)
+    local = _editions(editions, layout)
+    source = next(e for e in local if e.code == SOURCE_LANGUAGE)
+    favicon = (layout.conf / STATIC / "favicon.svg").read_text(encoding="utf-8")
+    common = {"project": project, "editions": local, "source": source}
+    site.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, extra in (
+        ("index.html", {}),
+        (
+            "404.html",
+            {
+                "favicon": "data:image/svg+xml," + _svg_data(favicon),
+                "base_path": urlsplit(base_url).path,
+            },
+        ),
+    ):
+        template = "language_index.html" if name == "index.html" else "not_found.html"
+        target = site / name
+        target.write_text(_render(layout, template, **common, **extra), encoding="utf-8")
+        written.append(target)
+    written.append(write_sitemap(site, editions, base_url))
+    return written

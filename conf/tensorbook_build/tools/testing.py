@@ -1,0 +1,71 @@
+"""Helpers shared by the tests that build the book (pytest's ``tests/`` imports them)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from tensorbook_build.build import EditionBuild, build_site
+from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, Layout
+
+ROOT = LAYOUT.root
+CUDA_MISSING = "needs a CUDA device; torch.cuda.is_available() is False on this machine"
+"""Why a CUDA case is skipped here."""
+
+CHAPTERS = [
+    "index",
+    "tensors",
+    "numpy_bridge",
+    "cuda",
+    "warmup_numpy",
+    "tensors_by_hand",
+    "autograd",
+    "autograd_network",
+    "speed",
+]
+"""The book's executed pages in reading order."""
+
+__all__ = [
+    "CHAPTERS",
+    "CUDA_MISSING",
+    "LANGUAGES",
+    "ROOT",
+    "SOURCE_LANGUAGE",
+    "build_book",
+    "copy_of_the_book",
+    "page",
+    "pages_logged",
+]
+
+
+def build_book(
+    site: Path, *, tree: Path = ROOT, languages: Sequence[str] | None = None
+) -> EditionBuild:
+    """Build the checkout, or a copy of it at ``tree``, as ``nox -s docs`` does
+    (:func:`tensorbook_build.build.build_site`), capturing the output; return the
+    first edition that failed, or the last one built."""
+    return build_site(site, languages, layout=Layout(tree), capture=True)[-1]
+
+
+def copy_of_the_book(
+    destination: Path, parts: Sequence[str] = ("docs", "conf", "src", "tests")
+) -> Path:
+    """``docs/``, ``conf/``, ``src/`` and ``tests/`` (which a page quotes), or the ``parts`` named, copied into
+    ``destination/tree``, with an empty ``docs/`` where it is not copied; returns the tree."""
+    tree = destination / "tree"
+    for part in parts:
+        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "docs").mkdir(parents=True, exist_ok=True)
+    return tree
+
+
+def pages_logged(output: str, message: str) -> list[str]:
+    """The pages of which a build logged MyST-NB's ``message`` (``Executing notebook``...)."""
+    return sorted(re.findall(rf"([\w.-]+\.md): {message}", output))
+
+
+def page(root: Path, name: str, language: str = SOURCE_LANGUAGE) -> str:
+    """A built page's HTML; ``root`` is the build folder that holds ``html/``."""
+    return (root / "html" / language / f"{name}.html").read_text(encoding="utf-8")

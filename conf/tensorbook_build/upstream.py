@@ -1,0 +1,167 @@
+"""Every place where the build reaches into MyST-NB's or Sphinx's private parts.
+
+Each reach is a small function here, and each is named in :data:`REACHES` with the
+signature it was written against. ``tests/test_upstream.py`` resolves every entry and
+compares signatures, so an upgrade that moves or changes one fails there, loudly and
+by name, instead of changing the book quietly. Nothing else in the build imports a
+private name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from myst_nb.core.execute.base import ExecutionError
+from myst_nb.sphinx_ import Parser as MystNbParser
+from sphinx.directives.code import container_wrapper
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.math import get_node_equation_number
+from sphinx.util.nodes import extract_messages
+
+__all__ = [
+    "REACHES",
+    "ExecutionError",
+    "MystNbParser",
+    "Reach",
+    "chinese_search",
+    "container_wrapper",
+    "current_signature",
+    "docname_to_domain",
+    "extract_messages",
+    "get_node_equation_number",
+    "notebook_cache_path",
+    "patch_stream_coalescing",
+    "register_search_language",
+    "set_notebook_output_folder",
+    "stream_coalescing",
+]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """One private name the build uses, and why."""
+
+    target: str  # module:qualified.name
+    signature: str | None  # as inspect.signature prints it; None for a non-callable
+    why: str
+
+    def resolve(self) -> Any:
+        """The object the target names; ImportError or AttributeError when it moved."""
+        module, _, qualified = self.target.partition(":")
+        found: Any = importlib.import_module(module)
+        for part in qualified.split("."):
+            found = getattr(found, part)
+        return found
+
+
+REACHES = (
+    Reach(
+        "myst_nb.core.render:coalesce_streams",
+        "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
+        "replaced by outputs.coalesce_streams_exactly: MyST-NB strips each stream chunk, so "
+        "how the kernel cut a line changed the page",
+    ),
+    Reach(
+        "myst_nb.core.config:NbParserConfig.copy",
+        "(self, **changes) -> 'NbParserConfig'",
+        "the executed notebooks go beside the site, not inside an edition's folder",
+    ),
+    Reach(
+        "myst_nb.sphinx_:Parser.parse",
+        "(self, inputstring: 'str', document: 'nodes.document') -> 'None'",
+        "subclassed so that a failed cell is reported by page, cell and line",
+    ),
+    Reach(
+        "myst_nb.core.execute.base:ExecutionError",
+        None,
+        "what the parser raises for a failed cell; its __cause__ holds nbclient's error",
+    ),
+    Reach(
+        "sphinx.search:languages",
+        None,
+        "Chinese search registered with jieba's dictionary loaded on first use",
+    ),
+    Reach(
+        "sphinx.search.zh:SearchChinese.__init__",
+        "(self, options: 'dict[str, str]') -> 'None'",
+        "subclassed: loads jieba's user dictionary only once text is split",
+    ),
+    Reach(
+        "sphinx.search.zh:SearchChinese.split",
+        "(self, input: 'str') -> 'list[str]'",
+        "subclassed, as above",
+    ),
+    Reach(
+        "sphinx.util.nodes:extract_messages",
+        "(doctree: 'Element') -> 'Iterable[tuple[Element, str]]'",
+        "the messages a page offers for translation, to warn about untranslated ones",
+    ),
+    Reach(
+        "sphinx.util.i18n:docname_to_domain",
+        "(docname: 'str', compaction: 'bool | str') -> 'str'",
+        "the catalog a page's messages come from",
+    ),
+    Reach(
+        "sphinx.directives.code:container_wrapper",
+        "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> "
+        "'nodes.container'",
+        "pysource captions its code block as literalinclude does",
+    ),
+    Reach(
+        "sphinx.util.math:get_node_equation_number",
+        "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
+        "numbered equations rendered as MathML",
+    ),
+)
+
+
+def current_signature(reach: Reach) -> str | None:
+    """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
+    found = reach.resolve()
+    return None if reach.signature is None else str(inspect.signature(found))
+
+
+def stream_coalescing() -> Callable[[list], list]:
+    """The function MyST-NB's renderer merges stream outputs with now."""
+    import myst_nb.core.render
+
+    return myst_nb.core.render.coalesce_streams
+
+
+def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[list], list]:
+    """Make MyST-NB's renderer merge stream outputs with ``replacement``; return the
+    original, which the replacement calls."""
+    import myst_nb.core.render
+
+    original = myst_nb.core.render.coalesce_streams
+    myst_nb.core.render.coalesce_streams = replacement
+    return original
+
+
+def set_notebook_output_folder(env: Any, folder: str) -> None:
+    """Where MyST-NB writes executed notebooks and their images (it keeps its
+    configuration on the environment, made at ``builder-inited``)."""
+    env.mystnb_config = env.mystnb_config.copy(output_folder=folder)
+
+
+def notebook_cache_path(env: Any) -> str:
+    """The jupyter-cache folder MyST-NB executes into."""
+    return str(env.mystnb_config.execution_cache_path)
+
+
+def register_search_language(code: str, language: type) -> None:
+    """Use ``language`` for the search index of editions whose language is ``code``."""
+    import sphinx.search
+
+    sphinx.search.languages[code] = language
+
+
+def chinese_search() -> type:
+    """Sphinx's Chinese search language (importing it imports jieba)."""
+    from sphinx.search.zh import SearchChinese
+
+    return SearchChinese
