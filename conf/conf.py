@@ -36,7 +36,8 @@ extensions = [
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
     "tensorbook_build.extensions.assets",  # only the CSS and icon glyphs the site uses
-    "tensorbook_build.extensions.metadata",  # canonical address, description, card
+    "sphinxext.opengraph",  # Open Graph metadata and the page's description
+    "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.links",  # a link to nowhere fails the build
 ]
 
@@ -85,6 +86,18 @@ html_favicon = "_static/favicon.svg"
 # workflows set TENSORBOOK_BASE_URL (Read the Docs gives its own); a local build
 # says where python -m http.server serves it.
 tensorbook_base_url = site_base_url()
+# What a page says about itself to social sites and search engines (sphinxext-opengraph);
+# each edition's address and og:locale are set by tensorbook_build.extensions.metadata.
+ogp_image = "_static/social-card.png"
+ogp_image_alt = "tensorbook: PyTorch from the ground up"
+ogp_type = "article"
+ogp_social_cards = {"enable": False}  # one card, drawn by tensorbook_build.tools.social_card
+ogp_enable_meta_description = True
+ogp_custom_meta_tags = (
+    '<meta name="twitter:card" content="summary_large_image" />',
+    '<meta property="og:image:width" content="1200" />',
+    '<meta property="og:image:height" content="630" />',
+)
 html_math_renderer = "mathml"
 html_last_updated_fmt = None
 html_copy_source = False

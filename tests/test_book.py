@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
+from tensorbook_build.pysource import source_without_docstrings
 from tensorbook_build.tools.testing import (
     CHAPTERS,
     ROOT,
@@ -18,7 +19,6 @@ from tensorbook_build.tools.testing import (
     copy_of_the_book,
     page,
 )
-from tensorbook_build.pysource import source_without_docstrings
 
 from tensorbook import numpy_net
 from tensorbook.device import resolve_device

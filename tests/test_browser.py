@@ -15,10 +15,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
-from tensorbook_build.tools.browser import PAGE_BUDGET, launch, visit
 from tensorbook_build.settings import language_tag
+from tensorbook_build.tools.browser import PAGE_BUDGET, launch, visit
 from tensorbook_build.tools.server import serve
+from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
+from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 
 from tensorbook.environment import DEVICE_VARIABLE
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
-from nbclient import NotebookClient
 
 pytestmark = pytest.mark.book
 

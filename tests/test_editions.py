@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -148,9 +149,7 @@ def test_the_gate_runs_as_a_program(tmp_path):
     """``python -m tensorbook_build.translate`` is what ``nox -s translate`` ends with."""
     pot_dir = tmp_path / "gettext"
     write_catalog(pot_dir / "index.pot", 'msgid "Nothing here."\nmsgstr ""\n')
-    result = run(
-        [sys.executable, "-m", "tensorbook_build.translate", "--pot-dir", str(pot_dir)]
-    )
+    result = run([sys.executable, "-m", "tensorbook_build.translate", "--pot-dir", str(pot_dir)])
     assert result.returncode == 1
     assert "index.po" in result.stdout
     assert "no longer in the English" in result.stdout
@@ -353,3 +352,48 @@ def test_the_switcher_links_are_relative_so_the_site_works_under_any_path():
         ("../../en/a/b.html", "en", False),
         ("../../zh_CN/a/b.html", "zh-CN", True),
     ]
+
+
+@pytest.mark.book
+def test_a_third_language_is_one_line_and_its_catalogs(built_book, tmp_path):
+    """Adding an edition: one line in tensorbook_build.settings.EDITIONS, the catalogs,
+    and nothing else. The copy's own build package is the one its build imports."""
+    tree = copy_of_the_book(tmp_path)
+    settings = tree / "conf" / "tensorbook_build" / "settings.py"
+    text = settings.read_text(encoding="utf-8")
+    closing = '\n)\n"""The book\'s editions'
+    assert text.count(closing) == 1
+    settings.write_text(
+        text.replace(closing, '\n    Edition("pt_BR", "Português"),' + closing), encoding="utf-8"
+    )
+    shutil.copytree(
+        tree / "docs" / "locales" / TRANSLATIONS[0], tree / "docs" / "locales" / "pt_BR"
+    )
+    # the outputs the book already executed, so that no edition executes anything
+    shutil.copytree(built_book / ".jupyter_cache", tree / "build" / ".jupyter_cache")
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorbook_build", "-q"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree / "conf")},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log
+    assert f"built into {tree / 'build' / 'html'}" in log
+    assert "Executing notebook" not in log
+    site = tree / "build" / "html"
+    codes = [*LANGUAGES, "pt_BR"]
+    switcher = page(tree / "build", "tensors")
+    for code in codes:
+        tag = code.replace("_", "-")
+        assert (site / code / "tensors.html").is_file(), code
+        assert f'hreflang="{tag}"' in switcher, code
+        assert f'<a href="{code}/index.html" hreflang="{tag}"' in (site / "index.html").read_text(
+            encoding="utf-8"
+        )
+        assert f'data-edition="{code}"' in (site / "404.html").read_text(encoding="utf-8")
+        assert f"{code}/tensors.html" in (site / "sitemap.xml").read_text(encoding="utf-8")
+    assert 'lang="pt-BR"' in (site / "pt_BR" / "tensors.html").read_text(encoding="utf-8")

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT
 from tensorbook_build.links import broken_links
 from tensorbook_build.settings import language_tag
 from tensorbook_build.site import LOCAL_BASE_URL
+from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 READTHEDOCS = ROOT / ".readthedocs.yaml"

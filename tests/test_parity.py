@@ -18,8 +18,8 @@ import importlib
 
 import pytest
 import torch
-
 from tensorbook_build.tools.testing import CUDA_MISSING
+
 from tensorbook.custom_relu import my_relu
 from tensorbook.problem import Sizes, as_tensors, check_tensors, make_problem
 

@@ -223,7 +223,11 @@ def build_site(
     results: list[EditionBuild] = []
     if SOURCE_LANGUAGE in wanted:
         finished = subprocess.run(
-            command(SOURCE_LANGUAGE), env=environment, capture_output=capture, text=True
+            command(SOURCE_LANGUAGE),
+            env=environment,
+            capture_output=capture,
+            text=True,
+            check=False,
         )
         output = (finished.stdout + finished.stderr) if capture else ""
         results.append(EditionBuild(SOURCE_LANGUAGE, finished.returncode, output))

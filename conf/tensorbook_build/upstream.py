@@ -18,6 +18,7 @@ from typing import Any
 from myst_nb.core.execute.base import ExecutionError
 from myst_nb.sphinx_ import Parser as MystNbParser
 from sphinx.directives.code import container_wrapper
+from sphinx.environment import BuildEnvironment
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.math import get_node_equation_number
 from sphinx.util.nodes import extract_messages
@@ -49,7 +50,7 @@ class Reach:
     signature: str | None  # as inspect.signature prints it; None for a non-callable
     why: str
 
-    def resolve(self) -> Any:
+    def resolve(self) -> object:
         """The object the target names; ImportError or AttributeError when it moved."""
         module, _, qualified = self.target.partition(":")
         found: Any = importlib.import_module(module)
@@ -107,8 +108,7 @@ REACHES = (
     ),
     Reach(
         "sphinx.directives.code:container_wrapper",
-        "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> "
-        "'nodes.container'",
+        "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> 'nodes.container'",
         "pysource captions its code block as literalinclude does",
     ),
     Reach(
@@ -142,13 +142,13 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
     return original
 
 
-def set_notebook_output_folder(env: Any, folder: str) -> None:
+def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
     """Where MyST-NB writes executed notebooks and their images (it keeps its
     configuration on the environment, made at ``builder-inited``)."""
     env.mystnb_config = env.mystnb_config.copy(output_folder=folder)
 
 
-def notebook_cache_path(env: Any) -> str:
+def notebook_cache_path(env: BuildEnvironment) -> str:
     """The jupyter-cache folder MyST-NB executes into."""
     return str(env.mystnb_config.execution_cache_path)
 

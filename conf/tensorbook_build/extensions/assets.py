@@ -7,7 +7,6 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
-
 from tensorbook_build.assets import lighten
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,6 @@ from pathlib import Path
 import nbformat
 from docutils import nodes
 from sphinx.application import Sphinx
-
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER, download_name, notebook_for, script_for
 from tensorbook_build.settings import SOURCE_LANGUAGE

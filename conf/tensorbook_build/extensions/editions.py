@@ -26,7 +26,6 @@ from sphinx.config import Config
 from sphinx.errors import ConfigError
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
-
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.site import relative_root
@@ -131,7 +130,7 @@ def _deferred_chinese_search() -> type:
             self._words = options.get("dict", "")
             super().__init__({**options, "dict": ""})  # "" loads nothing
 
-        def split(self, input: str) -> list[str]:  # noqa: A002 - Sphinx's name
+        def split(self, input: str) -> list[str]:
             if self._words:
                 load_userdict(self._words)
                 self._words = ""

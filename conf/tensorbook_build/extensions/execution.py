@@ -20,7 +20,6 @@ from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.errors import ConfigError
 from sphinx.util import logging
-
 from tensorbook_build.execute import (
     DeviceError,
     context_cell,
@@ -44,9 +43,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
     torch_version = importlib.metadata.version("torch")
     # a change of any of these makes Sphinx re-read every page, and so re-key every notebook
-    config.tensorbook_context = (
-        f"device {device}, torch {torch_version}, {KERNEL_THREADS} threads"
-    )
+    config.tensorbook_context = f"device {device}, torch {torch_version}, {KERNEL_THREADS} threads"
     logger.info("tensorbook: executing pages on %s with torch %s", device, torch_version)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
-
 from tensorbook_build.outputs import describe_failure, join_streams
 from tensorbook_build.upstream import ExecutionError, MystNbParser, patch_stream_coalescing
 

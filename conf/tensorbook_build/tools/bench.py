@@ -6,7 +6,7 @@ Every build is ``nox -s docs``'s own (``tensorbook_build.build.build_site``), al
 editions unless said otherwise:
 
 1. a cold build of the English edition alone: no output, no cache;
-2. a cold build of every edition, the translations beside the English: what they add
+2. a cold build of every edition, the translations after the English: what they add
    is the difference between 2 and 1;
 3. a rebuild with nothing changed;
 4. a rebuild after a prose edit to one page;
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from tensorbook_build.build import build_site, executed_pages
@@ -34,13 +35,16 @@ SRC_MODULE = "custom_relu.py"
 SRC_EDIT = "\n# A comment added by the build benchmark.\n"
 
 
-def _build(tree: Path, label: str, languages: Sequence[str] | None = None) -> float:
+def _build(
+    tree: Path, label: str, languages: Sequence[str] | None = None, device: str = "cpu"
+) -> float:
     build = tree / "build"
     before = executed_pages(build / ".jupyter_cache")
     start = time.perf_counter()
     results = build_site(
         build / "html",
         languages,
+        device=device,
         layout=Layout(tree),
         extra=["-q"],
         capture=True,
@@ -58,7 +62,9 @@ def main() -> int:
     """Run the five builds and print their figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     args = parser.parse_args()
+    build = partial(_build, device=args.device)
 
     tree = Path(tempfile.mkdtemp(prefix="tensorbook-bench-"))
     for part in ("docs", "conf", "src"):
@@ -68,19 +74,19 @@ def main() -> int:
     print(f"benchmarking a copy of the book in {tree}\n")
 
     languages, source = LANGUAGES, SOURCE_LANGUAGE
-    alone = _build(tree, f"cold build, {source} alone (no output, no cache)", [source])
+    alone = build(tree, f"cold build, {source} alone (no output, no cache)", [source])
     shutil.rmtree(tree / "build")
-    both = _build(tree, f"cold build, {' + '.join(languages)} side by side")
+    both = build(tree, f"cold build, {' + '.join(languages)} (every edition)")
     print(f"{'  what the translations add':<46} {both - alone:6.1f} s")
-    _build(tree, "rebuild, nothing changed")
+    build(tree, "rebuild, nothing changed")
     with (tree / "docs" / PROSE_PAGE).open("a", encoding="utf-8") as page:
         page.write(PROSE_EDIT)
     # the edit adds a message that the catalogs lack, which fails a translated edition
     # (as it should); the source edition shows what the edit costs
-    _build(tree, f"rebuild after a prose edit ({PROSE_PAGE}), {source}", [source])
+    build(tree, f"rebuild after a prose edit ({PROSE_PAGE}), {source}", [source])
     with (tree / "src" / "tensorbook" / SRC_MODULE).open("a", encoding="utf-8") as module:
         module.write(SRC_EDIT)
-    _build(tree, f"rebuild after a src edit ({SRC_MODULE}), {source}", [source])
+    build(tree, f"rebuild after a src edit ({SRC_MODULE}), {source}", [source])
 
     if not args.keep:
         shutil.rmtree(tree)

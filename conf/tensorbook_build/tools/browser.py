@@ -25,11 +25,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.site import site_pages
 from tensorbook_build.tools.server import serve
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Request, Route
 
 CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 # Chromium's own background traffic (updates, sync, Google lookups) would be refused
@@ -60,7 +64,7 @@ def chromium_path() -> str:
 
 
 @contextlib.contextmanager
-def launch() -> Iterator[object]:
+def launch() -> Iterator[Browser]:
     """A headless Chromium (a Playwright ``Browser``) for the duration of the block."""
     from playwright.sync_api import sync_playwright
 
@@ -98,7 +102,7 @@ class Visit:
         )
 
 
-def watch(page, base_url: str) -> Visit:
+def watch(page: Page, base_url: str) -> Visit:
     """Record a Playwright ``Page``'s errors and requests into a :class:`Visit`.
 
     Requests to any host but ``base_url``'s are aborted before they leave.
@@ -106,7 +110,7 @@ def watch(page, base_url: str) -> Visit:
     visit = Visit(url="")
     local = urlsplit(base_url).netloc
 
-    def route(request_route) -> None:
+    def route(request_route: Route) -> None:
         url = request_route.request.url
         if urlsplit(url).scheme in {"data", "blob", "about"} or urlsplit(url).netloc == local:
             request_route.continue_()
@@ -114,7 +118,7 @@ def watch(page, base_url: str) -> Visit:
             visit.other_hosts.append(url)
             request_route.abort("blockedbyclient")
 
-    def finished(request) -> None:
+    def finished(request: Request) -> None:
         response = request.response()
         if response is not None and response.status >= 400 and request.resource_type != "document":
             visit.failed_requests.append(f"{response.status} {request.url}")
@@ -123,7 +127,7 @@ def watch(page, base_url: str) -> Visit:
         size = request.sizes()["responseBodySize"]
         visit.bytes_by_kind[kind] = visit.bytes_by_kind.get(kind, 0) + size
 
-    def failed(request) -> None:
+    def failed(request: Request) -> None:
         if urlsplit(request.url).netloc == local:
             visit.failed_requests.append(f"{request.failure} {request.url}")
 
@@ -135,7 +139,7 @@ def watch(page, base_url: str) -> Visit:
     return visit
 
 
-def visit(page, url: str, base_url: str) -> Visit:
+def visit(page: Page, url: str, base_url: str) -> Visit:
     """Load ``url`` in ``page`` and wait until the network is quiet."""
     record = watch(page, base_url)
     record.url = url

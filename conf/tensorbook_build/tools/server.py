@@ -34,12 +34,12 @@ class ServedSite:
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    def __init__(self, *args, site: Path, record: ServedSite, **kwargs) -> None:
+    def __init__(self, *args: object, site: Path, record: ServedSite, **kwargs: object) -> None:
         self.site = site
         self.record = record
         super().__init__(*args, directory=str(site), **kwargs)
 
-    def send_head(self):
+    def send_head(self) -> io.BufferedIOBase | None:
         path = unquote(urlsplit(self.path).path)
         if not path.startswith(self.record.prefix) and path != self.record.prefix.rstrip("/"):
             self.record.outside_prefix.append(self.path)
@@ -62,7 +62,7 @@ class _Handler(SimpleHTTPRequestHandler):
             return str(self.site / "__outside__")
         return str(resolved)
 
-    def _send_not_found_page(self):
+    def _send_not_found_page(self) -> io.BytesIO:
         page = self.site / "404.html"
         body = page.read_bytes() if page.is_file() else b"not found"
         self.send_response(HTTPStatus.NOT_FOUND)

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from packaging.requirements import Requirement
-
 from tensorbook_build.settings import LAYOUT
 
 CONSTRAINTS = LAYOUT.conf / "constraints.txt"
@@ -137,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     requirements = offline_requirements(pins, wanted, leave_out)
     missing = sorted(wanted - leave_out - {requirement_name(p) for p in pins} - {"tensorbook"})
     if missing:
-        sys.exit(f"tensorbook_build.tools.wheels: not pinned in {CONSTRAINTS}: {', '.join(missing)}")
+        sys.exit(
+            f"tensorbook_build.tools.wheels: not pinned in {CONSTRAINTS}: {', '.join(missing)}"
+        )
     wheels = gather(requirements, args.dest, args.python_version)
     size = sum(w.stat().st_size for w in wheels) / 2**20
     print(f"{len(wheels)} wheels ({size:.0f} MiB) for CPython {args.python_version} in {args.dest}")
