@@ -17,6 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from tensorbook_build.catalogs import translations
+from tensorbook_build.settings import LAYOUT
 from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 
 from tensorbook.environment import DEVICE_VARIABLE
@@ -124,15 +126,11 @@ def test_script_runs_clean(built_book, runtime_environment, chapter):
 def test_translated_notebooks_carry_the_translated_prose(built_book):
     """No block of English prose that the catalog translates is left in a translation's
     notebooks (math, which the catalogs carry as it is, aside)."""
-    from downloads import catalog
-
     for language in LANGUAGES:
         if language == SOURCE_LANGUAGE:
             continue
         for chapter in CHAPTERS:
-            messages = catalog(
-                ROOT / "docs" / "locales" / language / "LC_MESSAGES" / f"{chapter}.po"
-            )
+            messages = translations(LAYOUT.catalogs(language) / f"{chapter}.po")
             assert messages, f"no catalog for {chapter}"
             notebook = nbformat.read(
                 _downloads(built_book, language) / f"tensorbook-{chapter}.ipynb", as_version=4
