@@ -34,9 +34,8 @@ def pytest_configure(config):
     try:
         device = resolve_device(spec)
     except (ValueError, DeviceUnavailableError) as error:
-        raise pytest.UsageError(
-            f"cannot test on device {spec!r} (from {source}): {error}"
-        ) from None
+        msg = f"cannot test on device {spec!r} (from {source}): {error}"
+        raise pytest.UsageError(msg) from None
     os.environ[DEVICE_VARIABLE] = str(device)
     config.option.device = str(device)
 

@@ -45,26 +45,35 @@ def _install(session: nox.Session, *groups: str) -> None:
 
 
 def _browser_tools(session: nox.Session) -> None:
-    """Debian's Chromium (installed when missing and we may: root with apt-get) and
-    axe-core from the npm registry, which the browser suite injects into pages."""
+    """Debian's Chromium and axe-core, for the browser suite.
+
+    Debian's Chromium (installed when missing and we may: root with apt-get) and
+    axe-core from the npm registry, which the browser suite injects into pages.
+    """
     session.run("python", "-m", "tensorbook_build.tools.browser", "--install")
     session.run("npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True)
 
 
 @nox.session(reuse_venv=True)
 def docs(session: nox.Session) -> None:
-    """Build the book into build/html: English executes the pages, each translation then
+    """Build the book into build/html.
+
+    Build the book into build/html: English executes the pages, each translation then
     reads their outputs. Pass --device cuda for a GPU build, --language xx (repeatable)
-    for some editions only; other arguments go to sphinx-build."""
+    for some editions only; other arguments go to sphinx-build.
+    """
     _install(session, "docs")
     session.run("python", "-m", "tensorbook_build", *session.posargs)
 
 
 @nox.session(reuse_venv=True)
 def translate(session: nox.Session) -> None:
-    """Refresh the catalogs in docs/locales after an English edit: extract the messages,
+    """Refresh the catalogs in docs/locales after an English edit.
+
+    Refresh the catalogs in docs/locales after an English edit: extract the messages,
     merge them into every language's catalogs (changed ones marked fuzzy, obsolete ones
-    removed), and list what is left to translate (not an error here; the tests fail on it)."""
+    removed), and list what is left to translate (not an error here; the tests fail on it).
+    """
     _install(session, "docs")
     session.run("python", "-m", "tensorbook_build.translate", "--update", success_codes=[0, 1])
 
@@ -108,8 +117,11 @@ def browser(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True)
 def weights(session: nox.Session) -> None:
-    """Load every page of the built site (nox -s docs first) in headless Chromium and
-    print its CSS + JS + font bytes and load time; fails over the 500 kB budget."""
+    """Print each page's CSS + JS + font bytes and load time.
+
+    Load every page of the built site (nox -s docs first) in headless Chromium and
+    print its CSS + JS + font bytes and load time; fails over the 500 kB budget.
+    """
     _install(session, "test", "docs")
     _browser_tools(session)
     session.run("python", "-m", "tensorbook_build.tools.browser", *session.posargs)
@@ -132,8 +144,11 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def wheels(session: nox.Session) -> None:
-    """Gather, into .whl/, the wheels that an offline GPU machine with its own CUDA torch
+    """Gather, into .whl/, the wheels an offline GPU machine needs.
+
+    Gather, into .whl/, the wheels that an offline GPU machine with its own CUDA torch
     needs to build and test the book (see the README); pass --python-version X.Y for
-    that machine's Python (default 3.12)."""
+    that machine's Python (default 3.12).
+    """
     _install(session, "docs", "test")
     session.run("python", "-m", "tensorbook_build.tools.wheels", *session.posargs)

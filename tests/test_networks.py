@@ -110,7 +110,7 @@ def test_gradcheck_catches_a_wrong_backward(device):
 
     class ForgetfulReLU(custom_relu.MyReLU):
         @staticmethod
-        def backward(ctx, grad_output):
+        def backward(_ctx, grad_output):
             return grad_output
 
     h = torch.tensor([[-1.0, 0.5], [2.0, -0.3]], dtype=torch.float64, device=device)

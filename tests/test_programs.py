@@ -34,7 +34,7 @@ def run(*args: str, device: str | None = None) -> subprocess.CompletedProcess[st
 
 
 @pytest.mark.parametrize("program", TRAINING_PROGRAMS)
-def test_training_program_prints_the_loss_every_100_steps(program, device, tmp_path):
+def test_training_program_prints_the_loss_every_100_steps(program, device):
     if program == "numpy_net" and device.type != "cpu":
         pytest.skip("NumPy runs on the CPU only")
     result = run(f"tensorbook.{program}", "--device", str(device), "--steps", "250")

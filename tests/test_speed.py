@@ -92,7 +92,7 @@ def test_the_table_divides_by_numpy_at_the_same_sizes_and_knows_the_peak():
     ],
 )
 def test_the_peak_is_looked_up_by_the_gpus_name(monkeypatch, name, peak):
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: name)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda _device=None: name)
     assert speed.fp32_peak(torch.device("cuda", 0)) == (peak and pytest.approx(peak))
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "high")
     assert speed.fp32_peak(torch.device("cuda", 0)) is None  # TF32 allowed: another peak

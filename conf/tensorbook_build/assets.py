@@ -100,6 +100,7 @@ class SelectorFilter:
         self.prefixes = tuple(w for w in words if w.endswith("-") and len(w) >= 4)
 
     def __call__(self, selector: str) -> bool:
+        """Whether every class and id name ``selector`` needs is in the site."""
         return all(
             name in self.words or name.startswith(self.prefixes)
             for name in _required_names(selector)

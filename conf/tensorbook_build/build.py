@@ -55,8 +55,11 @@ def sphinx_command(
     extra: Sequence[str] = (),
     python: str = sys.executable,
 ) -> list[str]:
-    """Build one edition into ``site/<language>``: warnings are errors (-W), nitpicky (-n),
-    pages read in parallel, executed outputs cached beside the site for all editions."""
+    """The sphinx-build command line of one edition.
+
+    Build one edition into ``site/<language>``: warnings are errors (-W), nitpicky (-n),
+    pages read in parallel, executed outputs cached beside the site for all editions.
+    """
     work = site.parent
     return [
         python,
@@ -202,10 +205,11 @@ def build_site(
     wanted = list(LANGUAGES) if languages is None else list(languages)
     unknown = [code for code in wanted if code not in LANGUAGES]
     if unknown:
-        raise ValueError(
+        msg = (
             f"unknown language {unknown[0]!r}; the book's languages are {', '.join(LANGUAGES)} "
             "(tensorbook_build.settings.EDITIONS)"
         )
+        raise ValueError(msg)
     device = resolve_build_device(device)
     environment = {**os.environ, **(env or {})}
 

@@ -97,8 +97,11 @@ def _translate_line(line: str, messages: dict[str, str]) -> str:
 def notebook_for(
     source: Path, intro: str, messages: dict[str, str] | None = None
 ) -> nbformat.NotebookNode:
-    """The page as a notebook, opening with ``intro`` (its title, and how to install
-    what it imports); with ``messages`` (a catalog), its prose in that language."""
+    """The page as a notebook.
+
+    The page as a notebook, opening with ``intro`` (its title, and how to install
+    what it imports); with ``messages`` (a catalog), its prose in that language.
+    """
     notebook = jupytext.read(source, fmt="md:myst")
     for cell in notebook.cells:
         if cell.cell_type == "markdown" and messages:

@@ -92,7 +92,9 @@ def resolve_build_device(spec: str, source: str = "--device") -> str:
 def kernel_environment(
     device: str, src: Path, environ: Mapping[str, str] = os.environ
 ) -> dict[str, str]:
-    """The variables the build sets for its kernels: the device, ``src`` first on the
+    """The variables the build sets for its kernels.
+
+    The variables the build sets for its kernels: the device, ``src`` first on the
     path, and one intra-op thread (pages execute side by side).
 
     Examples
@@ -157,12 +159,12 @@ def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
 
 
 def page_code(source: str) -> list[str]:
-    """The code of each ``code-cell`` of a MyST-NB page, without its option lines.
+    r"""The code of each ``code-cell`` of a MyST-NB page, without its option lines.
 
     Examples
     --------
-    >>> page_code("```{code-cell} ipython3\\n:tags: [hide-output]\\n\\nx = 1\\n```\\n")
-    ['\\nx = 1']
+    >>> page_code("```{code-cell} ipython3\n:tags: [hide-output]\n\nx = 1\n```\n")
+    ['\nx = 1']
     """
     cells = []
     for match in _CODE_CELL.finditer(source):

@@ -30,6 +30,7 @@ class BrokenLink:
     reason: str
 
     def __str__(self) -> str:
+        """``page -> target: reason``."""
         return f"{self.page} -> {self.target}: {self.reason}"
 
 

@@ -29,9 +29,8 @@ def display_parts(tex: str) -> list[str]:
     tex = _ALIGN_ENVIRONMENTS.sub(lambda m: rf"\{m.group(1)}{{split}}", tex)
     parts = []
     for part in (p for p in tex.split("\n\n") if p.strip()):
-        if r"\\" in part and r"\begin{" not in part:
-            part = r"\begin{split}" + part + r"\end{split}"
-        parts.append(part)
+        lines = r"\\" in part and r"\begin{" not in part
+        parts.append(r"\begin{split}" + part + r"\end{split}" if lines else part)
     return parts
 
 

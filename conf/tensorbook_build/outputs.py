@@ -20,7 +20,7 @@ _RULE = "------------------"
 
 
 def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
-    """Join stream chunks by concatenation, then let ``merge`` (MyST-NB's) do the rest.
+    r"""Join stream chunks by concatenation, then let ``merge`` (MyST-NB's) do the rest.
 
     MyST-NB strips each chunk and appends a newline, so a line that the kernel
     flushed in two pieces (``print`` writes the text and the newline apart) gains a
@@ -30,19 +30,19 @@ def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
     Examples
     --------
     >>> chunks = [{"output_type": "stream", "name": "stdout", "text": "a"},
-    ...           {"output_type": "stream", "name": "stdout", "text": "b\\n"}]
+    ...           {"output_type": "stream", "name": "stdout", "text": "b\n"}]
     >>> join_streams(chunks, list)
-    [{'output_type': 'stream', 'name': 'stdout', 'text': 'ab\\n'}]
+    [{'output_type': 'stream', 'name': 'stdout', 'text': 'ab\n'}]
     """
     joined, streams = [], {}
     for output in outputs:
-        if output["output_type"] == "stream" and output["name"] in streams:
+        if output["output_type"] != "stream":
+            joined.append(output)
+        elif output["name"] in streams:
             streams[output["name"]]["text"] += output["text"]
-            continue
-        if output["output_type"] == "stream":
-            output = output.copy()
-            streams[output["name"]] = output
-        joined.append(output)
+        else:
+            streams[output["name"]] = output.copy()
+            joined.append(streams[output["name"]])
     return merge(joined)
 
 

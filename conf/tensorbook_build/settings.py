@@ -37,7 +37,7 @@ __all__ = [
 
 
 def language_tag(code: str) -> str:
-    """gettext's spelling of a language (``pt_BR``) as HTML's (``pt-BR``)."""
+    """Gettext's spelling of a language (``pt_BR``) as HTML's (``pt-BR``)."""
     return code.replace("_", "-")
 
 

@@ -1,4 +1,6 @@
-"""The files at the site's root, around the editions: the front door, the 404 page and
+"""The files at the site's root, around the editions.
+
+The files at the site's root, around the editions: the front door, the 404 page and
 the sitemap, and what every part of the build says about the site's pages.
 
 :func:`write_site_files` writes them once every edition is built. None of them may
@@ -67,7 +69,8 @@ def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
         if value:
             parts = urlsplit(value)
             if parts.scheme not in {"http", "https"} or not parts.netloc:
-                raise ValueError(f"{name} must be an absolute http(s) address, not {value!r}")
+                msg = f"{name} must be an absolute http(s) address, not {value!r}"
+                raise ValueError(msg)
             return value.rstrip("/") + "/"
     return LOCAL_BASE_URL
 
@@ -141,7 +144,9 @@ def _svg_data(svg: str) -> str:
 
 
 def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Path:
-    """Write ``site/sitemap.xml``: every page of every edition, with its translations
+    """Write ``site/sitemap.xml``.
+
+    Write ``site/sitemap.xml``: every page of every edition, with its translations
     as alternates. (No robots.txt: crawlers read one only at a domain's root, and the
     book may be served below it.) A page that one edition lacks has no alternate there.
     """

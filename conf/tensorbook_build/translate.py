@@ -47,6 +47,7 @@ class StaleMessage:
     english: str
 
     def __str__(self) -> str:
+        """``catalog:line: problem: 'English'``, as the gate prints it."""
         english = " ".join(self.english.split())
         if len(english) > 100:
             english = english[:97] + "..."
@@ -62,7 +63,9 @@ def _shown(path: Path) -> str:
 
 
 def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
-    """What is wrong inside one catalog; with ``english`` (the page's messages), also
+    """What is wrong inside one catalog.
+
+    What is wrong inside one catalog; with ``english`` (the page's messages), also
     which messages the English no longer has, and which English ones the catalog lacks.
 
     The header entry (empty msgid) is not a message and is never reported.
@@ -122,7 +125,8 @@ def extract_messages(pot_dir: Path, *, docs: Path = LAYOUT.docs, conf: Path = LA
         check=False,
     )
     if result.returncode != 0:
-        raise RuntimeError(f"extracting the messages failed:\n{result.stdout}{result.stderr}")
+        msg = f"extracting the messages failed:\n{result.stdout}{result.stderr}"
+        raise RuntimeError(msg)
 
 
 def main(argv: list[str] | None = None) -> int:

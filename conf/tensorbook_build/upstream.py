@@ -133,8 +133,11 @@ def stream_coalescing() -> Callable[[list], list]:
 
 
 def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[list], list]:
-    """Make MyST-NB's renderer merge stream outputs with ``replacement``; return the
-    original, which the replacement calls."""
+    """Make MyST-NB's renderer merge stream outputs with ``replacement``.
+
+    Make MyST-NB's renderer merge stream outputs with ``replacement``; return the
+    original, which the replacement calls.
+    """
     import myst_nb.core.render
 
     original = myst_nb.core.render.coalesce_streams
@@ -143,8 +146,11 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
-    """Where MyST-NB writes executed notebooks and their images (it keeps its
-    configuration on the environment, made at ``builder-inited``)."""
+    """Where MyST-NB writes executed notebooks and their images.
+
+    Where MyST-NB writes executed notebooks and their images (it keeps its
+    configuration on the environment, made at ``builder-inited``).
+    """
     env.mystnb_config = env.mystnb_config.copy(output_folder=folder)
 
 

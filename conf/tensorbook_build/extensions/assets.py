@@ -1,5 +1,8 @@
-"""Sphinx adapter for :mod:`tensorbook_build.assets`: every HTML build ends with its
-stylesheets purged and its icon fonts cut down to what the site uses."""
+"""Sphinx adapter for :mod:`tensorbook_build.assets`.
+
+Sphinx adapter for :mod:`tensorbook_build.assets`: every HTML build ends with its
+stylesheets purged and its icon fonts cut down to what the site uses.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +16,11 @@ logger = logging.getLogger(__name__)
 
 
 def _forget_copied_assets(app: Sphinx) -> None:
-    """MyST-NB copies its stylesheet only where none is: let it copy a fresh one, since
-    the one already there was purged against the previous build's pages."""
+    """Let MyST-NB copy its stylesheet afresh.
+
+    MyST-NB copies its stylesheet only where none is: let it copy a fresh one, since
+    the one already there was purged against the previous build's pages.
+    """
     for sheet in Path(app.outdir, "_static").glob("mystnb.*.css"):
         sheet.unlink()
 

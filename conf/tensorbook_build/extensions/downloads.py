@@ -1,4 +1,6 @@
-"""Sphinx adapter for :mod:`tensorbook_build.downloads`: writes each chapter's notebook
+"""Sphinx adapter for :mod:`tensorbook_build.downloads`.
+
+Sphinx adapter for :mod:`tensorbook_build.downloads`: writes each chapter's notebook
 and script into ``<edition>/downloads/``, in the edition's language, and gives the
 article header its links (``conf/_templates/downloads.html``). The notebook's first
 cell is ``conf/_templates/downloads-intro.html``, translated like the theme's words.

@@ -73,10 +73,11 @@ def _catalog_dirs(app: Sphinx, language: str) -> list[Path]:
 def _on_config_inited(app: Sphinx, config: Config) -> None:
     codes = [edition.code for edition in EDITIONS]
     if config.language not in codes:
-        raise ConfigError(
+        msg = (
             f"language {config.language!r} is not one of the book's languages "
             f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
+        raise ConfigError(msg)
     words = LAYOUT.search_words(config.language)
     if words.is_file():
         config.html_search_options = {**config.html_search_options, "dict": str(words)}
@@ -86,10 +87,11 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     catalogs = sorted(p for d in directories if d.is_dir() for p in d.glob("*.po"))
     if not catalogs:
         where = ", ".join(str(d) for d in directories)
-        raise ConfigError(
+        msg = (
             f"the {config.language} edition has no catalogs (looked in {where}); "
             "run `nox -s translate` to make them from the English pages"
         )
+        raise ConfigError(msg)
     problems = [problem for path in catalogs for problem in catalog_errors(path)]
     if problems:
         raise ConfigError("broken catalog, fix it and build again:\n" + "\n".join(problems))
@@ -101,17 +103,20 @@ def _prepare_chinese_search() -> None:
     try:
         import jieba
     except ImportError:
-        raise ConfigError(
+        msg = (
             "the Chinese search index needs jieba to split words; install the docs "
             "dependency group (pip install jieba)"
-        ) from None
+        )
+        raise ConfigError(msg) from None
     # jieba logs its dictionary loading to stderr at DEBUG level
     jieba.setLogLevel(std_logging.WARNING)
     register_search_language("zh", _deferred_chinese_search())
 
 
 def _deferred_chinese_search() -> type:
-    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text,
+    """Sphinx's Chinese search, loading jieba's dictionary only when it is needed.
+
+    Sphinx's Chinese search, loading jieba's dictionary only once it splits text,
     with its page script naming the stemmer it ships.
 
     Sphinx makes its search language at every build, even one with nothing to
@@ -149,7 +154,7 @@ class UntranslatedMessages(SphinxTransform):
 
     default_priority = 19  # Locale, which replaces the messages, is 20
 
-    def apply(self, **kwargs: object) -> None:
+    def apply(self, **_kwargs: object) -> None:
         """Warn about each untranslated message of the page."""
         config = self.config
         if config.language == SOURCE_LANGUAGE:
@@ -179,9 +184,12 @@ class UntranslatedMessages(SphinxTransform):
 
 
 def _front_matter(document: nodes.document) -> nodes.Element | None:
-    """The page's metadata (``file_format: mystnb``...), if any: a field list opening the
+    """The page's metadata (``file_format: mystnb``...), if any.
+
+    The page's metadata (``file_format: mystnb``...), if any: a field list opening the
     page, which docutils' DocInfo transform later takes out of the text, and which the
-    gettext builder therefore never extracts. The test is DocInfo's own."""
+    gettext builder therefore never extracts. The test is DocInfo's own.
+    """
     index = document.first_child_not_matching_class(nodes.PreBibliographic)
     if index is not None and isinstance(document[index], nodes.field_list):
         return document[index]

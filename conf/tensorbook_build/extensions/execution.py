@@ -1,4 +1,6 @@
-"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels' device and
+"""Sphinx adapter for :mod:`tensorbook_build.execute`.
+
+Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels' device and
 environment, and each page's cache key.
 
 * ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be

@@ -1,5 +1,8 @@
-"""Sphinx adapter for :mod:`tensorbook_build.links`: a link to a missing page, file or
-anchor is a warning on its page, which fails the strict build."""
+"""Sphinx adapter for :mod:`tensorbook_build.links`.
+
+Sphinx adapter for :mod:`tensorbook_build.links`: a link to a missing page, file or
+anchor is a warning on its page, which fails the strict build.
+"""
 
 from __future__ import annotations
 

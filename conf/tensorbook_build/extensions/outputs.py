@@ -1,6 +1,9 @@
-"""Sphinx adapter for :mod:`tensorbook_build.outputs`: exact stream text, and a failed
+"""Sphinx adapter for :mod:`tensorbook_build.outputs`.
+
+Sphinx adapter for :mod:`tensorbook_build.outputs`: exact stream text, and a failed
 cell reported by page and cell, in serial and parallel builds alike (MyST-NB's own
-message names only the page, and in a parallel build its traceback is lost)."""
+message names only the page, and in a parallel build its traceback is lost).
+"""
 
 from __future__ import annotations
 

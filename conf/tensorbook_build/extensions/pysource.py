@@ -30,14 +30,17 @@ class PySource(SphinxDirective):
         self.env.note_dependency(relative)
         dotted = self.options.get("pyobject")
         if not dotted:
-            raise self.error("pysource needs :pyobject: naming a function or class")
+            msg = "pysource needs :pyobject: naming a function or class"
+            raise self.error(msg)
         try:
             text = Path(absolute).read_text(encoding="utf-8")
         except OSError as error:
-            raise self.error(f"cannot read {self.arguments[0]}: {error}") from None
+            msg = f"cannot read {self.arguments[0]}: {error}"
+            raise self.error(msg) from None
         code = source_without_docstrings(text, dotted)
         if code is None:
-            raise self.error(f"{self.arguments[0]} defines no function or class {dotted!r}")
+            msg = f"{self.arguments[0]} defines no function or class {dotted!r}"
+            raise self.error(msg)
         literal = nodes.literal_block(code, code, language="python")
         self.set_source_info(literal)
         caption = f"{module_name(Path(absolute))}.{dotted} (docstring left out)"

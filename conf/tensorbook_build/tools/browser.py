@@ -55,11 +55,12 @@ COUNTED_TYPES = {"stylesheet": "css", "script": "js", "font": "font"}
 def chromium_path() -> str:
     """The Chromium to drive; a clear error, with the fix, where there is none."""
     if shutil.which(CHROMIUM) is None:
-        raise FileNotFoundError(
+        msg = (
             f"no Chromium at {CHROMIUM}: install Debian's with "
             "'apt-get update && apt-get install -y chromium' (nox -s tests does), "
             "or point TENSORBOOK_CHROMIUM at one"
         )
+        raise FileNotFoundError(msg)
     return CHROMIUM
 
 

@@ -84,9 +84,11 @@ class _Handler(SimpleHTTPRequestHandler):
 def serve(site: Path, prefix: str = DEFAULT_PREFIX) -> Iterator[ServedSite]:
     """Serve ``site`` at ``http://127.0.0.1:<free port><prefix>`` while in the block."""
     if not (prefix.startswith("/") and prefix.endswith("/")):
-        raise ValueError(f"the prefix must start and end with '/', not {prefix!r}")
+        msg = f"the prefix must start and end with '/', not {prefix!r}"
+        raise ValueError(msg)
     if not (site / "index.html").is_file():
-        raise FileNotFoundError(f"no built site at {site} (no index.html); build it first")
+        msg = f"no built site at {site} (no index.html); build it first"
+        raise FileNotFoundError(msg)
     record = ServedSite(base_url="", prefix=prefix)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, site=site, record=record))
     record.base_url = f"http://127.0.0.1:{server.server_address[1]}{prefix}"

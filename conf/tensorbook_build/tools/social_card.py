@@ -18,9 +18,9 @@ BLUE = "#1f5fa8"
 
 def draw(path: Path = CARD) -> Path:
     """Draw the card into ``path``."""
-    import matplotlib
+    import matplotlib as mpl
 
-    matplotlib.use("Agg")  # a file, never a window
+    mpl.use("Agg")  # a file, never a window
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 

@@ -47,12 +47,22 @@ def canonical(name: str) -> str:
 
 
 def requirement_name(requirement: str) -> str:
+    """The canonical name a requirement line asks for.
+
+    Examples
+    --------
+    >>> requirement_name("Sphinx==9.0.4"), requirement_name("fonttools[woff]>=4.50")
+    ('sphinx', 'fonttools')
+    """
     return canonical(re.split(r"[\s;<>=!~\[(]", requirement.strip(), maxsplit=1)[0])
 
 
 def needed(roots: Iterable[str], python_version: str) -> set[str]:
-    """The installed distributions that ``roots`` need, them included, for CPython
-    ``python_version`` on Linux, from the installed packages' metadata."""
+    """The installed distributions that ``roots`` need, them included.
+
+    The installed distributions that ``roots`` need, them included, for CPython
+    ``python_version`` on Linux, from the installed packages' metadata.
+    """
     environment = {"python_version": python_version, "python_full_version": f"{python_version}.0"}
     found: set[str] = set()
     todo = [Requirement(root) for root in roots]
@@ -81,7 +91,9 @@ def project_roots(groups: Iterable[str]) -> list[str]:
 
 
 def offline_requirements(pins: Iterable[str], wanted: set[str], leave_out: set[str]) -> list[str]:
-    """The pins (``name==version`` lines) of the ``wanted`` distributions, but for those
+    """The pins of the ``wanted`` distributions that the GPU machine lacks.
+
+    The pins (``name==version`` lines) of the ``wanted`` distributions, but for those
     in ``leave_out`` (torch and its needs) and the project itself.
 
     >>> pins = ["# pins", "torch==2.13.0", "Sphinx==9.0.4", "ruff==0.17.6", "filelock==3.20.0"]
@@ -89,8 +101,8 @@ def offline_requirements(pins: Iterable[str], wanted: set[str], leave_out: set[s
     ['Sphinx==9.0.4']
     """
     kept = []
-    for line in pins:
-        line = line.strip()
+    for pin in pins:
+        line = pin.strip()
         if not line or line.startswith(("#", "-e")) or "==" not in line:
             continue
         name = requirement_name(line)
@@ -105,8 +117,11 @@ def _pip(*args: str) -> None:
 
 
 def gather(requirements: list[str], dest: Path, python_version: str) -> list[Path]:
-    """Download a wheel of each requirement for CPython ``python_version`` on x86-64
-    Linux; build one where PyPI has only a source archive (pure Python, such as jieba)."""
+    """Download a wheel of each requirement for the GPU machine.
+
+    Download a wheel of each requirement for CPython ``python_version`` on x86-64
+    Linux; build one where PyPI has only a source archive (pure Python, such as jieba).
+    """
     dest.mkdir(parents=True, exist_ok=True)
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     with tempfile.TemporaryDirectory() as scratch:
@@ -126,6 +141,7 @@ def gather(requirements: list[str], dest: Path, python_version: str) -> list[Pat
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Gather the wheels and their requirements file into ``--dest``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python-version", default="3.12", help="the GPU machine's (3.12)")
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST, help="default: .whl/")
