@@ -25,6 +25,9 @@ conf/constraints.txt, and pip is what finds that build here.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "virtualenv"
@@ -38,10 +41,30 @@ BOOK = "book and not browser"
 BROWSER = "browser"
 
 
+# What an environment's installation is made from: when none of it changed, a reused
+# environment is not installed into again (pip takes seconds even to do nothing).
+INSTALL_INPUTS = ("pyproject.toml", "conf/constraints.txt", "src/tensorbook/__init__.py")
+
+
 def _install(session: nox.Session, *groups: str) -> None:
-    """The project (editable) and the named dependency groups, under the pinned constraints."""
+    """Install the project (editable) and the named dependency groups, pinned.
+
+    A reused environment that already has them, from the same pyproject.toml and
+    constraints, is left as it is.
+    """
     requirements = [r for group in groups for r in nox.project.dependency_groups(PYPROJECT, group)]
-    session.install(*CONSTRAINTS, "-e", ".", *requirements)
+    command = [*CONSTRAINTS, "-e", ".", *requirements]
+    digest = hashlib.sha256("\0".join(command).encode())
+    for name in INSTALL_INPUTS:
+        digest.update(Path(name).read_bytes())
+    location = getattr(session.virtualenv, "location", None)
+    stamp = Path(location, ".tensorbook-installed") if location else None
+    if stamp is not None and stamp.is_file() and stamp.read_text() == digest.hexdigest():
+        session.log(f"{location} has what {', '.join(INSTALL_INPUTS[:2])} ask for")
+        return
+    session.install(*command)
+    if stamp is not None:
+        stamp.write_text(digest.hexdigest())
 
 
 def _browser_tools(session: nox.Session) -> None:

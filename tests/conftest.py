@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from tensorbook_build.build import EditionBuild, build_site
-from tensorbook_build.tools.testing import CUDA_MISSING, LANGUAGES
 
 from tensorbook.problem import Sizes, make_problem
+from tensorbook_build.build import EditionBuild, build_site
+from tensorbook_build.tools.testing import CUDA_MISSING, LANGUAGES
 
 
 def _devices() -> list:

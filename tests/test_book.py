@@ -10,6 +10,9 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
+
+from tensorbook import numpy_net
+from tensorbook.device import resolve_device
 from tensorbook_build.pysource import source_without_docstrings
 from tensorbook_build.tools.testing import (
     CHAPTERS,
@@ -19,9 +22,6 @@ from tensorbook_build.tools.testing import (
     copy_of_the_book,
     page,
 )
-
-from tensorbook import numpy_net
-from tensorbook.device import resolve_device
 
 pytestmark = pytest.mark.book
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
 from tensorbook_build.settings import language_tag
 from tensorbook_build.tools.browser import PAGE_BUDGET, launch, visit
 from tensorbook_build.tools.server import serve

@@ -17,11 +17,11 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.catalogs import translations
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
-
-from tensorbook.environment import DEVICE_VARIABLE
 
 pytestmark = pytest.mark.book
 

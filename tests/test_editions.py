@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tensorbook_build.build import catalog_update_command, gettext_command, sphinx_command
 from tensorbook_build.catalogs import catalog_errors
 from tensorbook_build.extensions.editions import edition_links

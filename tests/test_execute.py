@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import torch
+
 from tensorbook_build.build import executed_pages
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.outputs import join_streams

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from tensorbook_build.links import broken_links
 from tensorbook_build.settings import language_tag
 from tensorbook_build.site import LOCAL_BASE_URL

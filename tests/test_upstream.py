@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import sphinx
+
 from tensorbook_build import upstream
 from tensorbook_build.settings import LAYOUT
 

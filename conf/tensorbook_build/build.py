@@ -2,23 +2,33 @@
 
 It runs Sphinx once per edition. The source edition executes the pages; once it has
 finished, every output is in the shared cache, and the translations are built from
-it, side by side, executing nothing. A build folder (``build/`` for ``nox -s docs``)
-holds::
+it, side by side, executing nothing. An edition none of whose inputs changed since it
+was last built (:func:`edition_fingerprint`) is not built again. One build at a time
+writes into a build folder: a second one stops at once, saying which build holds it.
+A build folder (``build/`` for ``nox -s docs``) holds::
 
     html/                 the site: index.html (choose a language), one folder per
                           edition, 404.html and sitemap.xml (tensorbook_build.site)
     doctrees/<language>/  Sphinx's pickled pages, one environment per edition
     jupyter_execute/<language>/  the executed notebooks and their images
     .jupyter_cache/       executed outputs, shared by the editions
+    fingerprints/<language>  what each edition was last built from
+    .build.lock           held by the build that is writing here
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
+import hashlib
+import importlib.metadata
 import os
+import platform
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,9 +45,12 @@ from tensorbook_build.settings import (
 from tensorbook_build.site import site_base_url, write_site_files
 
 __all__ = [
+    "BuildBusyError",
     "EditionBuild",
+    "build_lock",
     "build_site",
     "catalog_update_command",
+    "edition_fingerprint",
     "executed_pages",
     "gettext_command",
     "main",
@@ -167,6 +180,76 @@ def executed_pages(cache_dir: Path) -> dict[int, str]:
     return {r.pk: Path(r.uri).name for r in get_cache(str(cache_dir)).list_cache_records()}
 
 
+class BuildBusyError(RuntimeError):
+    """Another build is writing into the same build folder."""
+
+
+@contextlib.contextmanager
+def build_lock(work: Path) -> Iterator[None]:
+    """Hold ``work`` for this build, or raise :class:`BuildBusyError` at once.
+
+    The lock is the operating system's, on ``work/.build.lock``: it goes with the
+    process that held it, however that process ended, so it is never left stale.
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(work / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(descriptor, 200, 0).decode(errors="replace").strip()
+        os.close(descriptor)
+        msg = (
+            f"{work} is being built by {holder or 'another build'}; wait for it to finish, "
+            "or build into another folder with --site"
+        )
+        raise BuildBusyError(msg) from None
+    started = time.strftime("%H:%M:%S")
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, f"the build with pid {os.getpid()}, started at {started}".encode(), 0)
+    try:
+        yield
+    finally:
+        os.ftruncate(descriptor, 0)
+        os.close(descriptor)  # and with it the lock
+
+
+_NOT_INPUTS = {"__pycache__", ".jupyter_cache", "jupyter_execute", ".ipynb_checkpoints"}
+_FORCING = {"-E", "--fresh-env", "-a", "--write-all"}
+_QUIETNESS = {"-q", "--quiet", "-Q", "--silent", "-v", "-vv", "-vvv", "--verbose"}
+
+
+def edition_fingerprint(
+    command: Sequence[str], layout: Layout, language: str, environ: Mapping[str, str]
+) -> str:
+    """A hash of everything an edition is built from.
+
+    The sphinx-build command, every file of the pages (the source edition leaves the
+    catalogs out), of ``conf/`` and of ``src/``, the Python and every installed
+    distribution's version, and the base URL the site is published at.
+    """
+    digest = hashlib.sha256()
+    digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
+    skipped = {layout.locales} if language == SOURCE_LANGUAGE else set()
+    for folder in (layout.docs, layout.conf, layout.src):
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(layout.root)
+            if (
+                not path.is_file()
+                or _NOT_INPUTS.intersection(relative.parts)
+                or any(path.is_relative_to(s) for s in skipped)
+            ):
+                continue
+            digest.update(f"\0{relative}\0".encode())
+            digest.update(path.read_bytes())
+    versions = sorted(
+        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+    )
+    digest.update("\0".join([platform.python_version(), *versions]).encode())
+    for variable in ("TENSORBOOK_BASE_URL", "READTHEDOCS_CANONICAL_URL"):
+        digest.update(f"\0{variable}={environ.get(variable, '')}".encode())
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class EditionBuild:
     """How one edition's sphinx-build ended, and what it printed (when captured)."""
@@ -224,55 +307,89 @@ def build_site(
             python=python,
         )
 
-    results: list[EditionBuild] = []
-    if SOURCE_LANGUAGE in wanted:
-        finished = subprocess.run(
-            command(SOURCE_LANGUAGE),
-            env=environment,
-            capture_output=capture,
-            text=True,
-            check=False,
+    translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
+    with build_lock(site.parent):
+        results = _build_editions(
+            [SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [],
+            command,
+            site=site,
+            layout=layout,
+            environment=environment,
+            capture=capture,
+            force=bool(_FORCING.intersection(extra)),
         )
-        output = (finished.stdout + finished.stderr) if capture else ""
-        results.append(EditionBuild(SOURCE_LANGUAGE, finished.returncode, output))
-        if finished.returncode != 0:
+        if any(r.returncode != 0 for r in results):
             return results
-    # The source edition has finished, so every output is in the cache: the translations
-    # read them from there, and run side by side.
-    running = [
-        (
-            code,
-            subprocess.Popen(
+        # The source edition has finished, so every output is in the cache: the
+        # translations read them from there, side by side.
+        results += _build_editions(
+            translations,
+            command,
+            site=site,
+            layout=layout,
+            environment=environment,
+            capture=capture,
+            force=bool(_FORCING.intersection(extra)),
+        )
+        failed = [r for r in results if r.returncode != 0]
+        if failed:
+            return [r for r in results if r.returncode == 0] + failed[:1]
+        write_site_files(
+            site,
+            site_base_url(environment),
+            editions=[e for e in EDITIONS if (site / e.code).is_dir()],
+            layout=layout,
+        )
+    return results
+
+
+def _build_editions(
+    languages: Sequence[str],
+    command: Callable[[str], list[str]],
+    *,
+    site: Path,
+    layout: Layout,
+    environment: Mapping[str, str],
+    capture: bool,
+    force: bool,
+) -> list[EditionBuild]:
+    """Build ``languages`` side by side; skip each one whose inputs did not change."""
+    results: list[EditionBuild] = []
+    running = []
+    try:
+        for code in languages:
+            stamp = site.parent / "fingerprints" / code
+            fingerprint = edition_fingerprint(command(code), layout, code, environment)
+            current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
+            if current and not force and (site / code / "index.html").is_file():
+                note = f"tensorbook_build: {code}: nothing changed since its last build\n"
+                if not capture:
+                    print(note, end="", flush=True)
+                results.append(EditionBuild(code, 0, note))
+                continue
+            stamp.unlink(missing_ok=True)  # until this build has succeeded
+            output = None if (len(languages) == 1 and not capture) else subprocess.PIPE
+            process = subprocess.Popen(
                 command(code),
                 env=environment,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stdout=output,
+                stderr=subprocess.STDOUT if output else None,
                 text=True,
-            ),
-        )
-        for code in LANGUAGES
-        if code in wanted and code != SOURCE_LANGUAGE
-    ]
-    try:
-        for code, process in running:
-            output, _ = process.communicate()
-            if not capture:
-                print(output, end="", flush=True)
-            results.append(EditionBuild(code, process.returncode, output))
+            )
+            running.append((code, process, stamp, fingerprint))
+        for code, process, stamp, fingerprint in running:
+            printed, _ = process.communicate()
+            if printed is not None and not capture:
+                print(printed, end="", flush=True)
+            results.append(EditionBuild(code, process.returncode, printed or ""))
+            if process.returncode == 0:
+                stamp.parent.mkdir(parents=True, exist_ok=True)
+                stamp.write_text(fingerprint, encoding="utf-8")
     finally:
-        for _, process in running:
+        for _, process, _, _ in running:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    failed = [r for r in results if r.returncode != 0]
-    if failed:
-        return [r for r in results if r.returncode == 0] + failed[:1]
-    write_site_files(
-        site,
-        site_base_url(environment),
-        editions=[e for e in EDITIONS if (site / e.code).is_dir()],
-        layout=layout,
-    )
     return results
 
 
@@ -297,7 +414,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DeviceError as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
         return 2
-    results = build_site(args.site, args.languages, device=device, extra=extra)
+    try:
+        results = build_site(args.site, args.languages, device=device, extra=extra)
+    except BuildBusyError as error:
+        print(f"tensorbook_build: {error}", file=sys.stderr)
+        return 3
     failed = [r for r in results if r.returncode != 0]
     if failed:
         print(f"tensorbook_build: the {failed[0].language} edition failed", file=sys.stderr)

@@ -3,20 +3,27 @@
 * Each cell's printed text is joined exactly before MyST-NB merges it, so that how
   the kernel happened to cut it into chunks cannot change the page.
 * A failed execution becomes a message that names the page, the cell (its number,
-  its line in the page and its source) and the exception.
+  its line in the page and its source) and the exception, or how long the cell ran
+  before it was stopped, and says what to do.
+* Any failure of the build prints as that message, or the exception's own one line,
+  and the name of a file that holds the full report (:func:`report_failure`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TextIO
 
 from tensorbook_build.execute import page_code
 
-__all__ = ["describe_failure", "join_streams"]
+__all__ = ["describe_failure", "join_streams", "report_failure"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RULE = "------------------"
+_TIMEOUT = re.compile(r"after (\d+) seconds")
 
 
 def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
@@ -47,7 +54,24 @@ def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
 
 
 def describe_failure(page: str, source: str, cause: BaseException | None) -> str:
-    """Name the page, the failing cell and its exception, from nbclient's error."""
+    r"""Name the page, the failing cell and its exception, from nbclient's error.
+
+    The message quotes the cell and says what to do; the traceback is left to the
+    full report.
+
+    Examples
+    --------
+    >>> class CellTimeoutError(TimeoutError): ...
+    >>> page = ("```{code-cell} ipython3\nimport time\n```\n\n"
+    ...         "```{code-cell} ipython3\nwhile True: pass\n```\n")
+    >>> error = CellTimeoutError("A cell timed out while it was being executed, after 120 "
+    ...     "seconds.\n------------------\nwhile True: pass\n------------------\n")
+    >>> print(describe_failure("docs/x.md", page, error))
+    docs/x.md: code cell 2 (line 6) did not finish in 120 seconds, and was stopped
+        while True: pass
+    If it needs longer, give the page more time in its front matter
+    (mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.
+    """
     text = _ANSI.sub("", str(cause or "the notebook did not finish"))
     parts = text.split(_RULE)
     cell = parts[1].strip("\n") if len(parts) >= 3 else ""
@@ -58,14 +82,54 @@ def describe_failure(page: str, source: str, cause: BaseException | None) -> str
         line = source.count("\n", 0, offset) + 1 if offset >= 0 else None
         if numbers:
             where = f"code cell {numbers[0]}" + (f" (line {line})" if line else "")
+    quoted = "\n".join(f"    {line}" for line in cell.splitlines())
+    timeout = _TIMEOUT.search(text)
+    if type(cause).__name__ == "CellTimeoutError" and timeout:
+        return "\n".join(
+            [
+                f"{page}: {where} did not finish in {timeout[1]} seconds, and was stopped",
+                quoted,
+                "If it needs longer, give the page more time in its front matter",
+                "(mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.",
+            ]
+        )
     if getattr(cause, "ename", None):
         error = f"{cause.ename}: {cause.evalue}"
     else:
         error = type(cause).__name__ if cause else "no result"
-    tail = (parts[2] if len(parts) >= 3 else text).strip().splitlines()[-12:]
-    quoted = "\n".join(f"    {line}" for line in cell.splitlines())
-    lines = [f"{page}: {where} raised {error}", quoted]
-    if tail:
-        lines += ["", "Traceback (last lines):", *(f"    {line}" for line in tail)]
-    lines.append("Tag the cell raises-exception if the book means to show this error.")
-    return "\n".join(lines)
+    return "\n".join(
+        [
+            f"{page}: {where} raised {error}",
+            quoted,
+            "Fix the cell, or tag it raises-exception if the book means to show this error.",
+        ]
+    )
+
+
+def report_failure(
+    exception: BaseException,
+    report: Path,
+    stderr: TextIO,
+    message_log: Iterable[str] = (),
+) -> None:
+    """Print a failed build's message in a few lines; write the full report to ``report``.
+
+    A build error (Sphinx's, or the book's own) says what failed, where and what to
+    do; anything else is a bug of the build, shown as its exception's last line. The
+    traceback and the build's log go to ``report``, which the message names.
+    """
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(
+        "".join(traceback.format_exception(exception))
+        + "\nThe build's log:\n"
+        + "".join(message_log),
+        encoding="utf-8",
+    )
+    category = getattr(exception, "category", None)
+    if isinstance(exception, KeyboardInterrupt):
+        headline = "Interrupted"
+    elif category:
+        headline = f"{category}: {exception}"
+    else:
+        headline = f"The build failed: {type(exception).__name__}: {exception}"
+    print(f"\n{headline}\n(the full report: {report})", file=stderr)

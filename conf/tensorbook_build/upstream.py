@@ -33,8 +33,10 @@ __all__ = [
     "current_signature",
     "docname_to_domain",
     "extract_messages",
+    "failure_reporting",
     "get_node_equation_number",
     "notebook_cache_path",
+    "patch_failure_reporting",
     "patch_stream_coalescing",
     "register_search_language",
     "set_notebook_output_folder",
@@ -49,6 +51,7 @@ class Reach:
     target: str  # module:qualified.name
     signature: str | None  # as inspect.signature prints it; None for a non-callable
     why: str
+    names_only: bool = False  # compare the parameters' names and kinds, not defaults
 
     def resolve(self) -> object:
         """The object the target names; ImportError or AttributeError when it moved."""
@@ -112,6 +115,13 @@ REACHES = (
         "pysource captions its code block as literalinclude does",
     ),
     Reach(
+        "sphinx._cli.util.errors:handle_exception",
+        "(exception, /, *, stderr, use_pdb, print_traceback, message_log, extensions)",
+        "replaced by outputs.report_failure: a failed build prints a few lines and names "
+        "a file with the full report, instead of Sphinx's crash report",
+        names_only=True,
+    ),
+    Reach(
         "sphinx.util.math:get_node_equation_number",
         "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
         "numbered equations rendered as MathML",
@@ -122,7 +132,35 @@ REACHES = (
 def current_signature(reach: Reach) -> str | None:
     """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
     found = reach.resolve()
-    return None if reach.signature is None else str(inspect.signature(found))
+    if reach.signature is None:
+        return None
+    signature = inspect.signature(found)
+    if not reach.names_only:
+        return str(signature)
+    bare = signature.replace(
+        parameters=[
+            p.replace(annotation=p.empty, default=p.empty) for p in signature.parameters.values()
+        ],
+        return_annotation=signature.empty,
+    )
+    return str(bare)
+
+
+def patch_failure_reporting(report: Callable[..., None]) -> None:
+    """Make ``sphinx-build`` report an exception with ``report``, not its crash report.
+
+    ``report`` takes the arguments of Sphinx's ``handle_exception``.
+    """
+    import sphinx._cli.util.errors
+
+    sphinx._cli.util.errors.handle_exception = report
+
+
+def failure_reporting() -> Callable[..., None]:
+    """The function ``sphinx-build`` reports an exception with now."""
+    import sphinx._cli.util.errors
+
+    return sphinx._cli.util.errors.handle_exception
 
 
 def stream_coalescing() -> Callable[[list], list]:

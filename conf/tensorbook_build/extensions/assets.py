@@ -1,7 +1,7 @@
 """Sphinx adapter for :mod:`tensorbook_build.assets`.
 
-Sphinx adapter for :mod:`tensorbook_build.assets`: every HTML build ends with its
-stylesheets purged and its icon fonts cut down to what the site uses.
+Every HTML build ends with its stylesheets purged and its icon fonts cut down to
+what the site uses.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
 from tensorbook_build.assets import lighten
 
 logger = logging.getLogger(__name__)

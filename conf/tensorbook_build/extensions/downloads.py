@@ -1,7 +1,6 @@
 """Sphinx adapter for :mod:`tensorbook_build.downloads`.
 
-Sphinx adapter for :mod:`tensorbook_build.downloads`: writes each chapter's notebook
-and script into ``<edition>/downloads/``, in the edition's language, and gives the
+It writes each chapter's notebook and script into ``<edition>/downloads/``, in the edition's language, and gives the
 article header its links (``conf/_templates/downloads.html``). The notebook's first
 cell is ``conf/_templates/downloads-intro.html``, translated like the theme's words.
 ``tests/test_downloads.py`` runs every notebook in a fresh kernel of an environment
@@ -16,6 +15,7 @@ from pathlib import Path
 import nbformat
 from docutils import nodes
 from sphinx.application import Sphinx
+
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER, download_name, notebook_for, script_for
 from tensorbook_build.settings import SOURCE_LANGUAGE

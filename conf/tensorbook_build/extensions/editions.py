@@ -26,6 +26,7 @@ from sphinx.config import Config
 from sphinx.errors import ConfigError
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.site import relative_root

@@ -1,7 +1,6 @@
 """Sphinx adapter for :mod:`tensorbook_build.execute`.
 
-Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels' device and
-environment, and each page's cache key.
+The kernels' device and environment, and each page's cache key:
 
 * ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be
   had) and sets the kernels' environment;
@@ -22,6 +21,7 @@ from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.errors import ConfigError
 from sphinx.util import logging
+
 from tensorbook_build.execute import (
     DeviceError,
     context_cell,

@@ -1,7 +1,7 @@
 """Sphinx adapter for :mod:`tensorbook_build.links`.
 
-Sphinx adapter for :mod:`tensorbook_build.links`: a link to a missing page, file or
-anchor is a warning on its page, which fails the strict build.
+A link to a missing page, file or anchor is a warning on its page, which fails the
+strict build.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
 from tensorbook_build.links import broken_links
 
 logger = logging.getLogger(__name__)

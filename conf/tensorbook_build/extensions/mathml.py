@@ -7,6 +7,7 @@ from sphinx.application import Sphinx
 from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
+
 from tensorbook_build.mathml import display_parts, to_mathml
 from tensorbook_build.upstream import get_node_equation_number
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
+
 from tensorbook_build.settings import EDITIONS
 
 _OG_LOCALES = {edition.code: edition.og_locale for edition in EDITIONS}

@@ -1,17 +1,33 @@
 """Sphinx adapter for :mod:`tensorbook_build.outputs`.
 
-Sphinx adapter for :mod:`tensorbook_build.outputs`: exact stream text, and a failed
-cell reported by page and cell, in serial and parallel builds alike (MyST-NB's own
-message names only the page, and in a parallel build its traceback is lost).
+Exact stream text; a failed cell reported by page and cell, in serial and parallel
+builds alike (MyST-NB's own message names only the page, and in a parallel build its
+traceback is lost); and any failure of the build as a few lines that name a file with
+the full report, in place of Sphinx's crash report.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from typing import TextIO
+
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
-from tensorbook_build.outputs import describe_failure, join_streams
-from tensorbook_build.upstream import ExecutionError, MystNbParser, patch_stream_coalescing
+
+from tensorbook_build.outputs import describe_failure, join_streams, report_failure
+from tensorbook_build.upstream import (
+    ExecutionError,
+    MystNbParser,
+    failure_reporting,
+    patch_failure_reporting,
+    patch_stream_coalescing,
+)
+
+REPORT = "failure-report.txt"
+"""Where, in an edition's doctree folder, a failed build leaves its full report."""
 
 
 class NotebookCellError(SphinxError):
@@ -34,8 +50,40 @@ class CellReportingParser(MystNbParser):
             ) from None
 
 
+def _reporter(report: Path):  # noqa: ANN202 - the signature is Sphinx's handle_exception
+    sphinx_report = failure_reporting()
+
+    def handle_exception(
+        exception: BaseException,
+        /,
+        *,
+        stderr: TextIO = sys.stderr,
+        use_pdb: bool = False,
+        print_traceback: bool = False,
+        message_log: Collection[str] = (),
+        extensions: Collection[object] = (),
+    ) -> None:
+        if use_pdb or print_traceback:  # -P or -T: the maintainer asked for Sphinx's own
+            sphinx_report(
+                exception,
+                stderr=stderr,
+                use_pdb=use_pdb,
+                print_traceback=print_traceback,
+                message_log=message_log,
+                extensions=extensions,
+            )
+            return
+        report_failure(exception, report, stderr, message_log)
+
+    return handle_exception
+
+
 def setup(app: Sphinx) -> dict[str, object]:
-    """Patch MyST-NB's stream merging and replace its parser (after ``myst_nb``)."""
+    """Patch MyST-NB's stream merging and Sphinx's crash report; replace MyST-NB's parser.
+
+    It replaces the parser, so it comes after ``myst_nb`` in ``extensions``.
+    """
     original = patch_stream_coalescing(lambda outputs: join_streams(outputs, original))
+    patch_failure_reporting(_reporter(Path(app.doctreedir) / REPORT))
     app.add_source_parser(CellReportingParser, override=True)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,6 +14,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+
 from tensorbook_build.pysource import module_name, source_without_docstrings
 from tensorbook_build.upstream import container_wrapper
 

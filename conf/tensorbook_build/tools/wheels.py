@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from packaging.requirements import Requirement
+
 from tensorbook_build.settings import LAYOUT
 
 CONSTRAINTS = LAYOUT.conf / "constraints.txt"
