@@ -90,10 +90,10 @@ def _constraints(session: nox.Session) -> tuple[str, ...]:
     constraints.write_text("\n".join(line for line in pins if line != pinned) + "\n")
     report = tmp / "torch-resolution.json"
     report.unlink(missing_ok=True)
-    wanted_req = floor if wanted == "newest" else f"torch=={wanted}"
+    requested = [floor] if wanted == "newest" else [floor, f"torch=={wanted}"]
     dry_run = ("install", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report))
     output = session.run_install(
-        "python", "-m", "pip", *dry_run, "-c", str(constraints), floor, wanted_req,
+        "python", "-m", "pip", *dry_run, "-c", str(constraints), *requested,
         silent=True, success_codes=[0, 1],
     )  # fmt: skip
     if output is None:  # nox -R: the environment is reused and nothing is installed
@@ -127,10 +127,10 @@ def _torch_unavailable(
     reasons = []
     if wanted != "newest" and Version(wanted) not in SpecifierSet(floor.removeprefix("torch")):
         reasons.append(f"the package needs {floor} (pyproject.toml)")
-    # pip's own configuration may carry constraint files (this machine's caps torch)
+    # pip's own configuration (its files, PIP_CONSTRAINT) may add constraint files; one
+    # on the build machines caps torch at the releases they hold
     config = session.run("python", "-m", "pip", "config", "list", silent=True) or ""
     files = [f for value in re.findall(r"constraint='([^']*)'", config) for f in value.split()]
-    files += os.environ.get("PIP_CONSTRAINT", "").split()
     for name in dict.fromkeys(files):
         path = Path(name)
         lines = path.read_text().splitlines() if path.is_file() else []
