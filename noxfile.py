@@ -20,15 +20,24 @@ own Python has only nox. Arguments after ``--`` go to those commands: to the bui
 (``--device``, ``--language``, then sphinx-build's own) or to pytest (``--device`` too).
 
 Environments are made with pip (virtualenv), not uv: torch is pinned in
-conf/constraints.txt, and pip is what finds that build here.
+conf/constraints.txt, and pip is what finds that build here. To run a session against
+another torch, set TENSORBOOK_TORCH to its version (or to "newest"):
+
+    TENSORBOOK_TORCH=2.11.0 nox -s doctest
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
+import shutil
 from pathlib import Path
 
 import nox
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 nox.options.default_venv_backend = "virtualenv"
 nox.options.sessions = ["lint", "tests"]
@@ -53,8 +62,9 @@ def _install(session: nox.Session, *groups: str) -> None:
     constraints, is left as it is.
     """
     requirements = [r for group in groups for r in nox.project.dependency_groups(PYPROJECT, group)]
-    command = [*CONSTRAINTS, "-e", ".", *requirements]
+    command = [*_constraints(session), "-e", ".", *requirements]
     digest = hashlib.sha256("\0".join(command).encode())
+    digest.update(Path(command[1]).read_bytes())  # the constraints, torch's override included
     for name in INSTALL_INPUTS:
         digest.update(Path(name).read_bytes())
     location = getattr(session.virtualenv, "location", None)
@@ -65,6 +75,99 @@ def _install(session: nox.Session, *groups: str) -> None:
     session.install(*command)
     if stamp is not None:
         stamp.write_text(digest.hexdigest())
+
+
+TORCH_OVERRIDE = "TENSORBOOK_TORCH"
+"""Environment variable: a torch version (``2.11.0``) or ``newest`` to install instead of
+the one conf/constraints.txt pins; the compatibility workflow sets it."""
+CPU_INDEX = (
+    "PIP_INDEX_URL=https://download.pytorch.org/whl/cpu PIP_EXTRA_INDEX_URL=https://pypi.org/simple"
+)
+
+
+def _constraints(session: nox.Session) -> tuple[str, ...]:
+    """conf/constraints.txt, or with TENSORBOOK_TORCH set, its pins with torch's replaced.
+
+    pip resolves the wanted torch first (a dry run), so that one pip cannot install here
+    stops the session with one message saying why, instead of pip's resolver report, and
+    a CUDA build is not downloaded (gigabytes) onto a machine without an NVIDIA driver.
+    """
+    wanted = os.environ.get(TORCH_OVERRIDE, "").strip()
+    if not wanted:
+        return CONSTRAINTS
+    if wanted != "newest":
+        try:
+            Version(wanted)
+        except InvalidVersion:
+            session.error(f"{TORCH_OVERRIDE}={wanted!r}: give a torch version (2.11.0) or 'newest'")
+    # torch>=2.11: the oldest the package supports, from pyproject.toml
+    floor = next(r for r in PYPROJECT["project"]["dependencies"] if re.match(r"torch\b", r))
+    pins = Path(CONSTRAINTS[1]).read_text().splitlines()
+    pinned = next(line for line in pins if line.startswith("torch=="))
+    tmp = Path(session.create_tmp())
+    constraints = tmp / "constraints-torch.txt"
+    constraints.write_text("\n".join(line for line in pins if line != pinned) + "\n")
+    report = tmp / "torch-resolution.json"
+    report.unlink(missing_ok=True)
+    requested = [floor] if wanted == "newest" else [floor, f"torch=={wanted}"]
+    dry_run = ("install", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report))
+    output = session.run_install(
+        "python", "-m", "pip", *dry_run, "-c", str(constraints), *requested,
+        silent=True, success_codes=[0, 1],
+    )  # fmt: skip
+    if output is None:  # nox -R: the environment is reused and nothing is installed
+        return CONSTRAINTS
+    if not report.is_file():  # pip found no torch that fits
+        session.error(_torch_unavailable(session, wanted, floor, pinned, output))
+    resolved = {
+        item["metadata"]["name"].lower(): item["metadata"]["version"]
+        for item in json.loads(report.read_text())["install"]
+    }
+    version = resolved["torch"]
+    cuda = sorted(name for name in resolved if name.startswith(("nvidia-", "cuda-")))
+    if cuda and shutil.which("nvidia-smi") is None:
+        session.error(
+            f"{TORCH_OVERRIDE}={wanted}: the torch {version} that pip finds here is a CUDA "
+            f"build, which would bring {len(cuda)} CUDA packages ({', '.join(cuda[:3])}, ...; "
+            "gigabytes) onto a machine without an NVIDIA driver (no nvidia-smi). For the CPU "
+            f"build, set {CPU_INDEX} as the workflows do, or pick a version that has a CPU "
+            "wheel here"
+        )
+    with constraints.open("a") as file:
+        file.write(f"torch=={version}\n")
+    session.log(f"{TORCH_OVERRIDE}={wanted}: torch=={version} in place of {pinned}")
+    return ("-c", str(constraints))
+
+
+def _torch_unavailable(
+    session: nox.Session, wanted: str, floor: str, pinned: str, pip_output: str
+) -> str:
+    """Why pip cannot install the wanted torch, in one message that says what to do."""
+    reasons = []
+    if wanted != "newest" and Version(wanted) not in SpecifierSet(floor.removeprefix("torch")):
+        reasons.append(f"the package needs {floor} (pyproject.toml)")
+    # pip's own configuration (its files, PIP_CONSTRAINT) may add constraint files; one
+    # on the build machines caps torch at the releases they hold
+    config = session.run("python", "-m", "pip", "config", "list", silent=True) or ""
+    files = [f for value in re.findall(r"constraint='([^']*)'", config) for f in value.split()]
+    for name in dict.fromkeys(files):
+        path = Path(name)
+        lines = path.read_text().splitlines() if path.is_file() else []
+        for line in lines:
+            spec = re.fullmatch(r"torch\s*([<>=!~][^#;]*?)\s*(#.*)?", line.strip())
+            if spec and wanted != "newest" and Version(wanted) not in SpecifierSet(spec[1]):
+                reasons.append(
+                    f"pip's configuration applies {path}, which allows only torch{spec[1]}"
+                )
+    if not reasons:  # pip's own last word, e.g. that no index has that version
+        errors = re.findall(r"^ERROR: (.+)$", pip_output, flags=re.MULTILINE)
+        reasons.append(errors[0] if errors else "pip resolved no torch")
+    return (
+        f"{TORCH_OVERRIDE}={wanted}: pip cannot install torch {wanted} here: "
+        f"{'; '.join(reasons)}. Pick a version pip can install here (python -m pip index "
+        f"versions torch), point pip at an index that has it ({CPU_INDEX} for the CPU "
+        f"builds), or unset {TORCH_OVERRIDE} to use the pinned {pinned}"
+    )
 
 
 def _browser_tools(session: nox.Session) -> None:

@@ -20,16 +20,11 @@ import yaml
 from tensorbook_build.links import broken_links
 from tensorbook_build.settings import language_tag
 from tensorbook_build.site import LOCAL_BASE_URL
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT
+from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, readme_command
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 READTHEDOCS = ROOT / ".readthedocs.yaml"
 SCHEMAS = {WORKFLOW: "vendor.github-workflows", READTHEDOCS: "vendor.readthedocs"}
-
-
-def _readme_command(kind: str) -> str:
-    line = next(x for x in (ROOT / "README.md").read_text().splitlines() if f"nox -s {kind}" in x)
-    return line.split("#")[0].strip()
 
 
 def _validate(path: Path, schema: str) -> subprocess.CompletedProcess:
@@ -61,8 +56,8 @@ def test_workflow_builds_with_the_readme_command_and_deploys_build_html():
     workflow = yaml.safe_load(WORKFLOW.read_text())
     build = workflow["jobs"]["build"]
     runs = [step.get("run", "") for step in build["steps"]]
-    assert _readme_command("docs") in runs
-    build_step = next(s for s in build["steps"] if s.get("run") == _readme_command("docs"))
+    assert readme_command("docs") in runs
+    build_step = next(s for s in build["steps"] if s.get("run") == readme_command("docs"))
     assert "steps.pages.outputs.base_url" in build_step["env"]["TENSORBOOK_BASE_URL"]
     upload = next(s for s in build["steps"] if "upload-pages-artifact" in s.get("uses", ""))
     assert upload["with"]["path"] == "build/html"
@@ -77,7 +72,7 @@ def test_workflow_builds_with_the_readme_command_and_deploys_build_html():
 def test_readthedocs_builds_with_the_readme_command_and_publishes_build_html():
     config = yaml.safe_load(READTHEDOCS.read_text())
     commands = " ".join(config["build"]["commands"])
-    assert _readme_command("docs") in commands
+    assert readme_command("docs") in commands
     assert "whl/cpu" in commands
     assert 'cp -r build/html "$READTHEDOCS_OUTPUT/html"' in commands
 

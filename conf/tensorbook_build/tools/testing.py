@@ -37,7 +37,14 @@ __all__ = [
     "copy_of_the_book",
     "page",
     "pages_logged",
+    "readme_command",
 ]
+
+
+def readme_command(session: str) -> str:
+    """The README's command line for ``nox -s <session>`` (its first block), as given."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    return next(x for x in lines if f"nox -s {session}" in x).split("#")[0].strip()
 
 
 def build_book(
