@@ -186,3 +186,36 @@ def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
     page = docs / "index.md"
     assert f"{page}: code cell 2 (line 15) raised NameError: name 'name_that_does_not_exist'" in log
     assert "    y = name_that_does_not_exist + 1" in log  # the cell's source, quoted
+    # a few lines, not Sphinx's crash report; the traceback is in the file they name
+    assert "Loaded extensions" not in log
+    assert "please open an issue" not in log.lower()
+    report = tmp_path / "out" / "doctrees" / SOURCE_LANGUAGE / "failure-report.txt"
+    assert f"(the full report: {report})" in log
+    assert "Traceback" in report.read_text(encoding="utf-8")
+    failure = log[log.index(f"{page}: code cell 2") :]
+    assert len(failure.strip().splitlines()) <= 4, failure
+
+
+def test_an_edition_whose_inputs_did_not_change_is_not_built_again(tmp_path):
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+    page_path = tree / "docs" / "index.md"
+    page_path.write_text(
+        "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n"
+        "---\n\n# Quiet\n\n```{code-cell} ipython3\nprint(6 * 7)\n```\n",
+        encoding="utf-8",
+    )
+    site = tmp_path / "out" / "html"
+    first = build_book(site, tree=tree, languages=[SOURCE_LANGUAGE])
+    assert first.returncode == 0, first.output
+    again = build_book(site, tree=tree, languages=[SOURCE_LANGUAGE])
+    assert again.returncode == 0
+    assert (
+        again.output
+        == f"tensorbook_build: {SOURCE_LANGUAGE}: nothing changed since its last build\n"
+    )
+    with page_path.open("a", encoding="utf-8") as page_file:
+        page_file.write("\nA new sentence.\n")
+    edited = build_book(site, tree=tree, languages=[SOURCE_LANGUAGE])
+    assert edited.returncode == 0, edited.output
+    assert "Running Sphinx" in edited.output
+    assert "A new sentence." in page(tmp_path / "out", "index")

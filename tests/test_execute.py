@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 import torch
 
-from tensorbook_build.build import executed_pages
+from tensorbook_build.build import build_lock, executed_pages
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
@@ -146,3 +147,25 @@ def test_printed_text_does_not_depend_on_how_it_was_chunked():
 
     assert merged(["tensor([2.3])", "\n2.3\n"]) == merged(["tensor([2.3])\n2.3\n"])
     assert merged(["a\n", "b\n"]) == "a\nb\n"
+
+
+def test_a_second_build_into_the_same_folder_stops_at_once_naming_the_holder(tmp_path):
+    """The lock goes with the process that holds it: here this test holds it."""
+    work = tmp_path / "build"
+    with build_lock(work):
+        result = subprocess.run(
+            [sys.executable, "-m", "tensorbook_build", "--site", str(work / "html")],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    assert result.returncode == 3
+    lines = (result.stdout + result.stderr).strip().splitlines()
+    assert len(lines) == 1, lines
+    holder = f"the build with pid {os.getpid()}, started at "
+    assert lines[0].startswith(f"tensorbook_build: {work} is being built by {holder}")
+    assert lines[0].endswith("; wait for it to finish, or build into another folder with --site")
+    assert not (work / "html").exists()
+    with build_lock(work):  # released: the next build may go on
+        pass
