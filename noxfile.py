@@ -265,6 +265,7 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Print build figures: cold, unchanged, after a prose edit, after a src edit."""
     _install(session, "docs")
+    session.install(*CONSTRAINTS, "nox")  # it times nox -s docs end to end
     session.run("python", "-m", "tensorbook_build.tools.bench", *session.posargs)
 
 

@@ -1,98 +1,159 @@
-"""Time the book's build in the situations that matter and say which pages were executed.
+"""Time the book's build as a maintainer meets it, against ``import torch`` in the same run.
 
-Run by ``nox -s bench`` (``python -m tensorbook_build.tools.bench``). It works on a
-temporary copy of docs/, conf/ and src/, so the edits it makes never touch the checkout.
-Every build is ``nox -s docs``'s own (``tensorbook_build.build.build_site``), all
-editions unless said otherwise:
+Run by ``nox -s bench`` (``python -m tensorbook_build.tools.bench``). Each figure is the
+median of ``--runs`` runs (three by default), printed with the ratio to the median time
+of ``python -c "import torch"`` measured in the same run, so that figures taken on a
+busy or a fast machine can be read against each other. The builds work on a temporary
+copy of docs/, conf/ and src/, so the edits they make never touch the checkout:
 
-1. a cold build of the English edition alone: no output, no cache;
-2. a cold build of every edition, the translations after the English: what they add
-   is the difference between 2 and 1;
-3. a rebuild with nothing changed;
-4. a rebuild after a prose edit to one page;
-5. a rebuild after an edit to one module of src/tensorbook.
+1. a cold build of every edition: no output, no cache;
+2. ``nox -s docs`` with nothing changed, end to end (nox, its environment, the build);
+3. a rebuild after a prose edit to one page (the source edition: the new sentence is
+   not translated yet, which fails a translation, as it should);
+4. a rebuild after an edit to one module of ``src/tensorbook`` (the source edition).
 
-A page counts as executed when the build added a record for it to jupyter-cache.
+Each line also names the pages the last run executed (jupyter-cache's new records).
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from functools import partial
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tensorbook_build.build import build_site, executed_pages
 from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, Layout
 
 PROSE_PAGE = "tensors.md"
-PROSE_EDIT = "\nThis sentence was added by the build benchmark.\n"
 SRC_MODULE = "custom_relu.py"
-SRC_EDIT = "\n# A comment added by the build benchmark.\n"
 
 
-def _build(
-    tree: Path, label: str, languages: Sequence[str] | None = None, device: str = "cpu"
-) -> float:
-    build = tree / "build"
-    before = executed_pages(build / ".jupyter_cache")
-    start = time.perf_counter()
-    results = build_site(
-        build / "html",
-        languages,
-        device=device,
-        layout=Layout(tree),
-        extra=["-q"],
-        capture=True,
+def _median_seconds(runs: int, prepare: Callable[[int], None], run: Callable[[], None]) -> float:
+    """The median wall time of ``run``, each time after ``prepare(i)`` (not timed)."""
+    seconds = []
+    for i in range(runs):
+        prepare(i)
+        start = time.perf_counter()
+        run()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def _never(_: int) -> None:
+    """Nothing to prepare."""
+
+
+def _import_torch() -> None:
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+
+
+class Bench:
+    """A copy of the book, and the builds timed on it."""
+
+    def __init__(self, tree: Path, device: str, runs: int) -> None:
+        self.tree = tree
+        self.device = device
+        self.runs = runs
+        self.build = tree / "build"
+        self.executed: list[str] = []
+
+    def build_once(self, languages: Sequence[str] | None = None) -> None:
+        """Build as ``nox -s docs`` does; stop the benchmark if the build fails."""
+        results = build_site(
+            self.build / "html",
+            languages,
+            device=self.device,
+            layout=Layout(self.tree),
+            extra=["-q"],
+            capture=True,
+        )
+        if results[-1].returncode != 0:
+            sys.exit(f"bench: the {results[-1].language} edition failed:\n{results[-1].output}")
+
+    def recording(self, run: Callable[[], None]) -> Callable[[], None]:
+        """``run``, noting in :attr:`executed` the pages it executed."""
+
+        def recorded() -> None:
+            before = executed_pages(self.build / ".jupyter_cache")
+            run()
+            after = executed_pages(self.build / ".jupyter_cache")
+            self.executed = sorted(name for pk, name in after.items() if pk not in before)
+
+        return recorded
+
+    def append(self, path: Path, text: str) -> Callable[[int], None]:
+        """A ``prepare`` that appends a different line to ``path`` before each run."""
+
+        def prepare(i: int) -> None:
+            with path.open("a", encoding="utf-8") as file:
+                file.write(text.format(i=i))
+
+        return prepare
+
+
+def _report(label: str, seconds: float, torch_seconds: float, executed: list[str]) -> None:
+    pages = f"executed {len(executed)}" + (f": {', '.join(executed)}" if executed else "")
+    print(f"{label:<44} {seconds:7.2f} s {seconds / torch_seconds:7.2f} x   {pages}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Time the four situations and print their medians and ratios."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorbook_build.tools.bench", description=__doc__.splitlines()[0]
     )
-    seconds = time.perf_counter() - start
-    if results[-1].returncode != 0:
-        sys.exit(f"bench: the build '{label}' failed:\n{results[-1].output}")
-    after = executed_pages(build / ".jupyter_cache")
-    executed = sorted(uri for pk, uri in after.items() if pk not in before)
-    print(f"{label:<46} {seconds:6.1f} s   executed {len(executed)}: {', '.join(executed)}")
-    return seconds
-
-
-def main() -> int:
-    """Run the five builds and print their figures."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (default 3)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
-    args = parser.parse_args()
-    build = partial(_build, device=args.device)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    args = parser.parse_args(argv)
 
     tree = Path(tempfile.mkdtemp(prefix="tensorbook-bench-"))
     for part in ("docs", "conf", "src"):
         shutil.copytree(
             LAYOUT.root / part, tree / part, ignore=shutil.ignore_patterns("__pycache__")
         )
-    print(f"benchmarking a copy of the book in {tree}\n")
+    bench = Bench(tree, args.device, args.runs)
+    print(f"a copy of the book in {tree}; medians of {args.runs} runs\n")
+    print(f"{'':<44} {'median':>9} {'÷ torch':>9}")
 
-    languages, source = LANGUAGES, SOURCE_LANGUAGE
-    alone = build(tree, f"cold build, {source} alone (no output, no cache)", [source])
-    shutil.rmtree(tree / "build")
-    both = build(tree, f"cold build, {' + '.join(languages)} (every edition)")
-    print(f"{'  what the translations add':<46} {both - alone:6.1f} s")
-    build(tree, "rebuild, nothing changed")
-    with (tree / "docs" / PROSE_PAGE).open("a", encoding="utf-8") as page:
-        page.write(PROSE_EDIT)
-    # the edit adds a message that the catalogs lack, which fails a translated edition
-    # (as it should); the source edition shows what the edit costs
-    build(tree, f"rebuild after a prose edit ({PROSE_PAGE}), {source}", [source])
-    with (tree / "src" / "tensorbook" / SRC_MODULE).open("a", encoding="utf-8") as module:
-        module.write(SRC_EDIT)
-    build(tree, f"rebuild after a src edit ({SRC_MODULE}), {source}", [source])
+    torch_seconds = _median_seconds(args.runs, _never, _import_torch)
+    _report('python -c "import torch"', torch_seconds, torch_seconds, [])
+
+    def cold(_: int) -> None:
+        shutil.rmtree(bench.build, ignore_errors=True)
+
+    def figure(label: str, prepare: Callable[[int], None], run: Callable[[], None]) -> None:
+        seconds = _median_seconds(args.runs, prepare, bench.recording(run))
+        _report(label, seconds, torch_seconds, bench.executed)
+
+    figure(f"cold build, {' + '.join(LANGUAGES)}", cold, bench.build_once)
+
+    # nox -s docs, end to end, on this copy's build folder (the same pages, so the same
+    # cached outputs): its first run installs the environment where there is none yet
+    # and builds the folder for the checkout's paths, and is not timed
+    nox = [sys.executable, "-m", "nox", "-s", "docs", "--", "--site", str(bench.build / "html")]
+
+    def nox_docs() -> None:
+        subprocess.run(nox, cwd=LAYOUT.root, check=True, capture_output=True)
+
+    nox_docs()
+    figure("nox -s docs, nothing changed", _never, nox_docs)
+
+    def source_edition() -> None:
+        bench.build_once([SOURCE_LANGUAGE])
+
+    prose = bench.append(tree / "docs" / PROSE_PAGE, "\nA sentence the benchmark added ({i}).\n")
+    figure(f"after a prose edit ({PROSE_PAGE})", prose, source_edition)
+    code = bench.append(tree / "src" / "tensorbook" / SRC_MODULE, "\n# benchmark edit {i}\n")
+    figure(f"after a src edit ({SRC_MODULE})", code, source_edition)
 
     if not args.keep:
         shutil.rmtree(tree)
-    print("\ntargets: cold <= 30 s; the translations add <= 5 s and execute nothing;")
-    print("         unchanged <= 3 s; prose edit executes 0 pages;")
-    print(f"         src edit executes only the pages that import tensorbook.{SRC_MODULE[:-3]}")
     return 0
 
 
