@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pysource import source_without_docstrings
 
 MODULE = '''
@@ -55,3 +57,19 @@ def test_a_method_is_found_by_dotted_name():
 def test_a_missing_object_is_none():
     assert source_without_docstrings(MODULE, "Circle") is None
     assert source_without_docstrings(MODULE, "Shape.area") is None
+
+
+def test_no_page_quotes_or_imports_the_tests():
+    """The book depends on the package only: tests check it, pages never lean on them."""
+    from bookhelpers import ROOT
+
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    assert pages
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(
+            r"^```\{(pysource|literalinclude)\} \.\./tests/", text, re.MULTILINE
+        ), path
+        assert not re.search(
+            r"^\s*(from|import) (tests|test_\w+|conftest)\b", text, re.MULTILINE
+        ), path

@@ -41,6 +41,7 @@ __all__ = [
     "fp32_peak",
     "main",
     "numpy_step",
+    "speedup",
     "speedup_figure",
     "step_flops",
     "sweep",
@@ -48,6 +49,7 @@ __all__ = [
     "time_numpy",
     "time_torch",
     "timing_lr",
+    "torch_label",
     "torch_step",
 ]
 
@@ -318,8 +320,46 @@ def time_torch(
             seconds = _time_on_gpu(run, warmup, repeats, steps)
     else:
         seconds = _time_on_cpu(run, warmup, repeats, steps)
-    label = f"torch {device}" + (", loss.item() each step" if item_every_step else "")
+    label = torch_label(device) + (", loss.item() each step" if item_every_step else "")
     return Timing(label, sizes, tuple(seconds), fp32_peak(device))
+
+
+def torch_label(device: torch.device) -> str:
+    """The label of :func:`time_torch`'s timings on ``device``, as tables show it.
+
+    >>> torch_label(torch.device("cpu"))
+    'torch cpu'
+    """
+    return f"torch {device}"
+
+
+def speedup(
+    timings: Sequence[Timing], sizes: Sizes, device: torch.device, *, baseline: str = "NumPy"
+) -> float:
+    """How many times faster torch on ``device`` ran than ``baseline`` at ``sizes``.
+
+    The ratio of the two medians: the baseline's time over torch's.
+
+    Raises
+    ------
+    LookupError
+        If ``timings`` has no timing of either at ``sizes``, naming what it has.
+
+    >>> t = [Timing("NumPy", TUTORIAL_SIZES, (2e-3, 3e-3, 4e-3)),
+    ...      Timing("torch cpu", TUTORIAL_SIZES, (1e-3, 1e-3, 2e-3))]
+    >>> speedup(t, TUTORIAL_SIZES, torch.device("cpu"))
+    3.0
+    >>> speedup(t, TUTORIAL_SIZES, torch.device("cuda"))
+    Traceback (most recent call last):
+    ...
+    LookupError: no timing of 'torch cuda' at Sizes(n=64, d_in=1000, h=100, d_out=10); ...
+    """
+    medians = {(t.label, t.sizes): t.median for t in timings}
+    for label in (baseline, torch_label(device)):
+        if (label, sizes) not in medians:
+            have = sorted({f"{lbl!r} at {s}" for lbl, s in medians})
+            raise LookupError(f"no timing of {label!r} at {sizes}; have {', '.join(have)}")
+    return medians[baseline, sizes] / medians[torch_label(device), sizes]
 
 
 def cuda_graph_step(
