@@ -43,6 +43,7 @@ extensions = [
     "site_meta",  # conf/_ext: canonical address, description, social card
     "downloads",  # conf/_ext: each chapter as a notebook and a script
     "link_check",  # conf/_ext: a link to a missing page or anchor fails the build
+    "glue_gettext",  # conf/_ext: glued figures in prose need no outputs for the catalogs
 ]
 
 exclude_patterns = [
