@@ -39,6 +39,7 @@ extensions = [
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.links",  # a link to nowhere fails the build
+    "tensorbook_build.extensions.glue",  # glued figures need no outputs for the catalogs
 ]
 
 exclude_patterns = [

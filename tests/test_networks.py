@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from tensorbook import autograd_net, custom_relu, manual_net, nn_net, numpy_net
+from tensorbook.compare import gradients_of_every_version
 from tensorbook.problem import STEPS, TUTORIAL_SIZES, as_tensors, make_problem
 
 TORCH_NETS = {
@@ -17,23 +18,13 @@ TORCH_NETS = {
 }
 
 
-def _gradients_of_every_version(problem, device):
-    x, y, w1, w2 = as_tensors(problem, device, torch.float64)
-    return {
-        "torch by hand": manual_net.gradients(x, y, w1, w2),
-        "autograd": autograd_net.gradients(x, y, w1, w2),
-        "custom Function": autograd_net.gradients(x, y, w1, w2, relu=custom_relu.my_relu),
-        "nn": nn_net.gradients(x, y, w1, w2),
-    }
-
-
 def test_every_version_computes_the_same_gradients(device):
     """From the book's starting weights, in float64, all gradients match NumPy's."""
     problem = make_problem(TUTORIAL_SIZES, seed=0)
     loss, grad_w1, grad_w2 = numpy_net.gradients(problem.x, problem.y, problem.w1, problem.w2)
-    for name, (t_loss, t_grad_w1, t_grad_w2) in _gradients_of_every_version(
-        problem, device
-    ).items():
+    versions = gradients_of_every_version(problem, device)
+    assert list(versions) == ["torch by hand", "autograd", "custom Function", "nn"]
+    for name, (t_loss, t_grad_w1, t_grad_w2) in versions.items():
         assert t_loss.item() == pytest.approx(loss, rel=1e-12), name
         np.testing.assert_allclose(t_grad_w1.cpu().numpy(), grad_w1, rtol=1e-10, atol=1e-6)
         np.testing.assert_allclose(t_grad_w2.cpu().numpy(), grad_w2, rtol=1e-10, atol=1e-6)
@@ -43,7 +34,7 @@ def test_gradient_comparison_can_fail(small_problem):
     """The comparison above notices a gradient that is off in one entry."""
     p = small_problem
     _, grad_w1, _ = numpy_net.gradients(p.x, p.y, p.w1, p.w2)
-    _, t_grad_w1, _ = _gradients_of_every_version(p, torch.device("cpu"))["autograd"]
+    _, t_grad_w1, _ = gradients_of_every_version(p, torch.device("cpu"))["autograd"]
     wrong = t_grad_w1.clone()
     wrong[0, 0] += 1e-6 * abs(grad_w1).max()
     with pytest.raises(AssertionError):

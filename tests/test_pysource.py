@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from tensorbook_build.pysource import source_without_docstrings
+from tensorbook_build.settings import LAYOUT
 
 MODULE = '''
 import functools
@@ -55,3 +58,17 @@ def test_a_method_is_found_by_dotted_name():
 def test_a_missing_object_is_none():
     assert source_without_docstrings(MODULE, "Circle") is None
     assert source_without_docstrings(MODULE, "Shape.area") is None
+
+
+def test_no_page_quotes_or_imports_the_tests():
+    """The book depends on the package only: tests check it, pages never lean on them."""
+    pages = sorted(LAYOUT.docs.glob("*.md"))
+    assert pages
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(
+            r"^```\{(pysource|literalinclude)\} \.\./tests/", text, re.MULTILINE
+        ), path
+        assert not re.search(
+            r"^\s*(from|import) (tests|test_\w+|conftest)\b", text, re.MULTILINE
+        ), path

@@ -43,16 +43,40 @@ def test_the_numpy_step_is_the_torch_step():
     np.testing.assert_allclose(w1, tw1.numpy(), rtol=1e-12)
 
 
+def test_the_profile_shows_which_mask_spellings_count_the_mask():
+    """Read and tensor-valued write run nonzero; a scalar write becomes masked_fill_."""
+    ops = speed.mask_operators(torch.device("cpu"))
+    assert list(ops) == list(speed.MASK_SPELLINGS)
+    counts = {spelling: any("nonzero" in op for op in names) for spelling, names in ops.items()}
+    assert counts == {
+        "g[m]": True,
+        "g[m] = 0": False,
+        "g[m] = v[m]": True,
+        "g.masked_fill_(m, 0)": False,
+    }
+    scalar_write = ops["g[m] = 0"]
+    assert scalar_write[0] == "aten::index_put_"
+    assert scalar_write[-1] == "    aten::masked_fill_"  # called by index_put_'s implementation
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_MISSING)
-def test_the_timed_step_never_waits_for_the_gpu_but_the_books_step_does():
-    x, y, w1, w2 = as_tensors(make_problem(SMALL), torch.device("cuda"))
-    torch_step(x, y, w1, w2, lr=1e-6)  # first call: lazy initialisation may sync
+def test_what_waits_for_the_gpu_is_what_the_profile_shows():
+    """The spellings that run nonzero wait; the book's step and the timed step do not."""
+    cuda = torch.device("cuda")
+    ops = speed.mask_operators(cuda)
+    counts = {spelling: any("nonzero" in op for op in names) for spelling, names in ops.items()}
+    assert speed.waits_for_gpu(cuda) == counts
+    assert counts["g[m]"]
+    assert not counts["g[m] = 0"]
+    x, y, w1, w2 = as_tensors(make_problem(SMALL), cuda)
+    torch_step(x, y, w1, w2, lr=1e-6)  # first calls: lazy initialisation may sync
+    manual_net.gradients(x, y, w1, w2)
+    torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
         torch_step(x, y, w1, w2, lr=1e-6)
-        with pytest.raises(RuntimeError, match="synchroniz"):
-            manual_net.gradients(x, y, w1, w2)  # grad_h[h < 0] = 0 counts the mask on the host
+        manual_net.gradients(x, y, w1, w2)  # grad_h[h < 0] = 0 is a masked_fill_
     finally:
         torch.cuda.set_sync_debug_mode("default")
 
@@ -88,6 +112,13 @@ def test_the_table_divides_by_numpy_at_the_same_sizes_and_knows_the_peak():
         ("NVIDIA H100 PCIe", 51.2e12),
         ("NVIDIA H200", 66.9e12),
         ("NVIDIA A100-SXM4-40GB", 19.5e12),
+        ("NVIDIA A100 80GB PCIe", 19.5e12),
+        ("NVIDIA L4", 30.3e12),
+        ("NVIDIA L40S", 91.6e12),
+        ("NVIDIA L40", None),  # not an L4: a name is matched whole
+        ("NVIDIA H100 NVL", None),  # not the SXM H100
+        ("NVIDIA A10G", None),  # not an A10
+        ("Tesla V100-SXM2-16GB", 15.7e12),
         ("Some Future GPU", None),
     ],
 )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from myst_nb.core.execute.base import ExecutionError
+from myst_nb.ext.glue.utils import PendingGlueReference
 from myst_nb.sphinx_ import Parser as MystNbParser
 from sphinx.directives.code import container_wrapper
 from sphinx.environment import BuildEnvironment
@@ -27,6 +28,7 @@ __all__ = [
     "REACHES",
     "ExecutionError",
     "MystNbParser",
+    "PendingGlueReference",
     "Reach",
     "chinese_search",
     "container_wrapper",
@@ -83,6 +85,11 @@ REACHES = (
         "myst_nb.core.execute.base:ExecutionError",
         None,
         "what the parser raises for a failed cell; its __cause__ holds nbclient's error",
+    ),
+    Reach(
+        "myst_nb.ext.glue.utils:PendingGlueReference",
+        None,
+        "the gettext build keeps a glued figure's key, having no outputs to resolve it with",
     ),
     Reach(
         "sphinx.search:languages",

@@ -19,7 +19,6 @@ from tensorbook.problem import (
     Problem,
     as_tensors,
     check_tensors,
-    make_problem,
 )
 
 __all__ = ["Activation", "gradients", "main", "predict", "train", "train_on"]
@@ -98,7 +97,7 @@ def train(
 
     Examples
     --------
-    >>> from tensorbook.problem import Sizes
+    >>> from tensorbook.problem import Sizes, make_problem
     >>> x, y, w1, w2 = as_tensors(make_problem(Sizes(8, 5, 4, 2)), device)
     >>> train(x, y, w1, w2, steps=1)
     Traceback (most recent call last):
@@ -147,9 +146,7 @@ def train_on(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train on the book's problem and print the loss every 100 steps."""
-    args = cli.parse_args(argv, module=__spec__.name, description=__doc__)
-    train_on(make_problem(seed=args.seed), args.device, args.dtype, steps=args.steps)
-    return 0
+    return cli.run_training(argv, train_on, module=__spec__.name, description=__doc__)
 
 
 if __name__ == "__main__":

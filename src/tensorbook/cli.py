@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import torch
 
 from tensorbook.device import DeviceUnavailableError, describe_device, resolve_device
-from tensorbook.problem import STEPS
+from tensorbook.problem import STEPS, Problem, make_problem
 from tensorbook.seeding import DEFAULT_SEED
 
-__all__ = ["parse_args"]
+__all__ = ["TrainOn", "parse_args", "run_training"]
+
+
+class TrainOn(Protocol):
+    """A network's ``train_on``: train on copies of a problem's arrays, return the losses."""
+
+    def __call__(
+        self,
+        problem: Problem,
+        device: torch.device,
+        dtype: torch.dtype = ...,
+        *,
+        steps: int = ...,
+        print_every: int = ...,
+    ) -> list[float]: ...
 
 
 def _positive_int(text: str) -> int:
@@ -86,3 +101,42 @@ def parse_args(
         args.dtype = getattr(torch, args.dtype)
     print(describe_device(args.device))
     return args
+
+
+def run_training(
+    argv: Sequence[str] | None,
+    train_on: TrainOn,
+    *,
+    module: str,
+    description: str | None,
+    cpu_only: bool = False,
+    dtype: bool = True,
+    before: Callable[[argparse.Namespace], object] | None = None,
+) -> int:
+    """The ``main`` of every training program: parse the options, train, print the losses.
+
+    Trains ``train_on`` on the book's problem made from ``--seed``, for
+    ``--steps`` steps, printing the loss every 100 steps. ``dtype=False``
+    leaves ``--dtype`` out and ``train_on`` with its own default; ``before``
+    runs after the options are parsed and before training (a check the
+    program prints first). Returns the exit status, 0.
+
+    Examples
+    --------
+    >>> from tensorbook import manual_net
+    >>> run_training(["--device", "cpu", "--steps", "2"], manual_net.train_on,
+    ...              module="demo", description=None)
+    Executed on CPU ...
+    step   0  loss ...
+    step   1  loss ...
+    0
+    """
+    args = parse_args(argv, module=module, description=description, cpu_only=cpu_only, dtype=dtype)
+    if before is not None:
+        before(args)
+    problem = make_problem(seed=args.seed)
+    if dtype:
+        train_on(problem, args.device, args.dtype, steps=args.steps)
+    else:
+        train_on(problem, args.device, steps=args.steps)
+    return 0

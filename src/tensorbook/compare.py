@@ -16,9 +16,39 @@ import torch
 
 from tensorbook import autograd_net, cli, custom_relu, manual_net, nn_net, numpy_net
 from tensorbook.plots import loss_figure
-from tensorbook.problem import Problem, make_problem
+from tensorbook.problem import Problem, as_tensors, make_problem
 
-__all__ = ["main", "train_every_network"]
+__all__ = ["gradients_of_every_version", "main", "train_every_network"]
+
+
+def gradients_of_every_version(
+    problem: Problem, device: torch.device
+) -> dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """Loss and gradients for ``w1`` and ``w2`` from each torch version, by name, in float64.
+
+    Each version starts from ``problem``'s weights, on ``device``; NumPy's
+    gradients, the reference they are compared with, are
+    ``numpy_net.gradients(problem.x, problem.y, problem.w1, problem.w2)``.
+
+    Examples
+    --------
+    >>> from tensorbook.problem import Sizes
+    >>> p = make_problem(Sizes(8, 5, 4, 2))
+    >>> versions = gradients_of_every_version(p, device)
+    >>> list(versions)
+    ['torch by hand', 'autograd', 'custom Function', 'nn']
+    >>> _, grad_w1, grad_w2 = numpy_net.gradients(p.x, p.y, p.w1, p.w2)
+    >>> all(np.allclose(g1.cpu().numpy(), grad_w1) and np.allclose(g2.cpu().numpy(), grad_w2)
+    ...     for _, g1, g2 in versions.values())
+    True
+    """
+    x, y, w1, w2 = as_tensors(problem, device, torch.float64)
+    return {
+        "torch by hand": manual_net.gradients(x, y, w1, w2),
+        "autograd": autograd_net.gradients(x, y, w1, w2),
+        "custom Function": autograd_net.gradients(x, y, w1, w2, relu=custom_relu.my_relu),
+        "nn": nn_net.gradients(x, y, w1, w2),
+    }
 
 
 def train_every_network(

@@ -6,6 +6,7 @@ it, then trains the two-layer network with it in place of ``clamp``.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
@@ -13,7 +14,7 @@ import torch
 from torch.autograd.function import FunctionCtx
 
 from tensorbook import autograd_net, cli
-from tensorbook.problem import STEPS, Problem, as_tensors, make_problem
+from tensorbook.problem import STEPS, Problem, as_tensors
 
 __all__ = ["MyReLU", "check_gradient", "main", "my_relu", "train_on"]
 
@@ -106,11 +107,14 @@ def train_on(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Check the gradient, then train the network with :func:`my_relu`."""
-    args = cli.parse_args(argv, module=__spec__.name, description=__doc__)
-    verdict = "passed" if check_gradient(args.device) else "failed"
-    print(f"gradcheck of MyReLU on {args.device}: {verdict}")
-    train_on(make_problem(seed=args.seed), args.device, args.dtype, steps=args.steps)
-    return 0
+
+    def report_gradcheck(args: argparse.Namespace) -> None:
+        verdict = "passed" if check_gradient(args.device) else "failed"
+        print(f"gradcheck of MyReLU on {args.device}: {verdict}")
+
+    return cli.run_training(
+        argv, train_on, module=__spec__.name, description=__doc__, before=report_gradcheck
+    )
 
 
 if __name__ == "__main__":

@@ -79,8 +79,9 @@ def resolve_device(spec: str | torch.device | None = None) -> torch.device:
 
     Notes
     -----
-    ``"auto"`` picks ``cuda:0``'s current device when CUDA is available and
-    otherwise the CPU, logging a warning that says it fell back.
+    ``"auto"`` picks the current CUDA device (``cuda:0`` unless the program
+    chose another with :func:`torch.cuda.set_device`) when CUDA is available,
+    and otherwise the CPU, logging a warning that says it fell back.
 
     Examples
     --------

@@ -14,7 +14,7 @@ import torch
 
 from tensorbook import cli
 from tensorbook.losslog import LossLog
-from tensorbook.problem import LEARNING_RATE, STEPS, Problem, check_shapes, make_problem
+from tensorbook.problem import LEARNING_RATE, STEPS, Problem, check_shapes
 
 __all__ = ["forward", "gradients", "main", "train", "train_on"]
 
@@ -92,7 +92,7 @@ def train(
 
     Examples
     --------
-    >>> from tensorbook.problem import Sizes
+    >>> from tensorbook.problem import Sizes, make_problem
     >>> p = make_problem(Sizes(n=8, d_in=5, h=4, d_out=2))
     >>> losses = train(p.x, p.y, p.w1, p.w2, lr=1e-2, steps=30, print_every=0)
     >>> len(losses), losses[-1] < losses[0] / 10
@@ -129,11 +129,9 @@ def train_on(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train on the book's problem and print the loss every 100 steps."""
-    args = cli.parse_args(
-        argv, module=__spec__.name, description=__doc__, cpu_only=True, dtype=False
+    return cli.run_training(
+        argv, train_on, module=__spec__.name, description=__doc__, cpu_only=True, dtype=False
     )
-    train_on(make_problem(seed=args.seed), args.device, steps=args.steps)
-    return 0
 
 
 if __name__ == "__main__":

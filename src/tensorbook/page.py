@@ -13,7 +13,10 @@ from tensorbook.seeding import DEFAULT_SEED, seed_everything
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["start"]
+__all__ = ["glue", "start"]
+
+GLUE_PREFIX = "application/papermill.record/"
+"""The MIME prefix under which MyST-NB finds a glued value and does not display it."""
 
 
 def _png(figure: Figure) -> bytes:
@@ -70,3 +73,29 @@ def start(seed: int = DEFAULT_SEED) -> torch.device:
     _configure_ipython()
     print(describe_device(device))
     return device
+
+
+def glue(name: str, text: str) -> None:
+    """Hand ``text`` to the page's prose, where ``{glue:text}`name``` shows it.
+
+    A sentence that states a computed figure takes it from here, so prose and
+    output cannot disagree. This writes the output that MyST-NB's ``glue``
+    writes, without importing MyST-NB, which a page's download does not have;
+    outside a notebook there is no prose to fill, so the value is printed.
+
+    Examples
+    --------
+    >>> glue("speedup", f"{3.14159:.1f}")
+    speedup: 3.1
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"glue {name!r}: format the value as text first, got {type(text).__name__}")
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        print(f"{name}: {text}")
+        return
+    from IPython.display import display
+
+    metadata = {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}}
+    display({GLUE_PREFIX + "text/plain": text}, raw=True, metadata=metadata)

@@ -11,8 +11,8 @@ and ReLU's gradient mask is applied with ``masked_fill``. The rules of the timin
   read after one synchronisation at its end, so nothing inside the timed region
   waits for the GPU unless that wait is what is measured (``loss.item()`` on every
   step is measured that way on purpose);
-* FLOP/s count the five matrix products of a step, ``4 N D_in H + 6 N H D_out``
-  multiply-adds times two, and leave out the element-wise work.
+* FLOP/s count the five matrix products of a step, ``2 N D_in H + 3 N H D_out``
+  multiply-adds at two operations each, and leave out the element-wise work.
 
 ``python -m tensorbook.speed`` prints the table for the CPU, and for the GPU when
 ``--device`` names one.
@@ -20,6 +20,8 @@ and ReLU's gradient mask is applied with ``masked_fill``. The rules of the timin
 
 from __future__ import annotations
 
+import os
+import re
 import statistics
 import sys
 import time
@@ -36,11 +38,14 @@ from tensorbook.problem import LEARNING_RATE, TUTORIAL_SIZES, Sizes, as_tensors,
 __all__ = [
     "CPU_SWEEP",
     "GPU_SWEEP",
+    "MASK_SPELLINGS",
     "Timing",
     "cuda_graph_step",
     "fp32_peak",
     "main",
+    "mask_operators",
     "numpy_step",
+    "speedup",
     "speedup_figure",
     "step_flops",
     "sweep",
@@ -48,7 +53,9 @@ __all__ = [
     "time_numpy",
     "time_torch",
     "timing_lr",
+    "torch_label",
     "torch_step",
+    "waits_for_gpu",
 ]
 
 CPU_SWEEP = (
@@ -56,7 +63,7 @@ CPU_SWEEP = (
     Sizes(n=256, d_in=1024, h=256, d_out=64),
     Sizes(n=512, d_in=1024, h=512, d_out=512),
 )
-"""Sizes a CPU can sweep in a few seconds: from the tutorial's to about 1 GFLOP a step."""
+"""Sizes a CPU can sweep in a few seconds: from the tutorial's to about 1.9 GFLOP a step."""
 
 GPU_SWEEP = (
     *CPU_SWEEP,
@@ -68,17 +75,19 @@ GPU_SWEEP = (
 
 # Float32 peak of the CUDA cores (no tensor cores: torch's default float32 matmul
 # precision, "highest", does not use TF32), dense, at boost clock, from NVIDIA's data
-# sheets; matched against torch.cuda.get_device_name(). Longer names first.
+# sheets. Each pattern must match the whole of torch.cuda.get_device_name(), so that
+# "NVIDIA L40" is not taken for an L4, nor "NVIDIA H100 NVL" for an H100 SXM.
 _FP32_PEAK_TFLOPS = (
-    ("H100 PCIe", 51.2),
-    ("H100", 66.9),  # SXM5, "NVIDIA H100 80GB HBM3"
-    ("H200", 66.9),
-    ("A100", 19.5),
-    ("L40S", 91.6),
-    ("L4", 30.3),
-    ("A10", 31.2),
-    ("V100", 15.7),
-    ("T4", 8.1),
+    (r"NVIDIA H100 PCIe", 51.2),
+    (r"NVIDIA H100 80GB HBM3", 66.9),  # SXM5
+    (r"NVIDIA H200", 66.9),  # SXM
+    (r"NVIDIA A100[- ].*", 19.5),  # every A100: SXM4 and PCIe, 40 and 80 GB
+    (r"NVIDIA L40S", 91.6),
+    (r"NVIDIA L4", 30.3),
+    (r"NVIDIA A10", 31.2),
+    (r"Tesla V100-SXM2-(16|32)GB", 15.7),
+    (r"Tesla V100-PCIE-(16|32)GB", 14.0),
+    (r"Tesla T4", 8.1),
 )
 
 
@@ -117,9 +126,17 @@ def fp32_peak(device: torch.device) -> float | None:
     """
     if device.type != "cuda" or torch.get_float32_matmul_precision() != "highest":
         return None
-    name = torch.cuda.get_device_name(device)
-    for marker, tflops in _FP32_PEAK_TFLOPS:
-        if marker in name:
+    return _peak_of_name(torch.cuda.get_device_name(device))
+
+
+def _peak_of_name(name: str) -> float | None:
+    """The float32 peak of the GPU that torch names ``name``, matched whole; else None.
+
+    >>> _peak_of_name("NVIDIA L4"), _peak_of_name("NVIDIA L40")
+    (30300000000000.0, None)
+    """
+    for pattern, tflops in _FP32_PEAK_TFLOPS:
+        if re.fullmatch(pattern, name.strip()):
             return tflops * 1e12
     return None
 
@@ -154,10 +171,9 @@ def torch_step(
 ) -> torch.Tensor:
     """The same step with torch tensors on any device; nothing in it waits for a GPU.
 
-    The loss comes back as a 0-d tensor. ``grad_h[h < 0] = 0``, the book's way of
-    applying ReLU's mask, indexes with a boolean tensor, and on a GPU torch must
-    first count the ``True`` entries, a copy to the CPU that waits for every queued
-    kernel. ``masked_fill_`` applies the same mask without looking at it.
+    The loss comes back as a 0-d tensor. ReLU's mask is applied with
+    ``masked_fill_``, the operator that the book's ``grad_h[h < 0] = 0`` comes to
+    (:func:`mask_operators` shows the way), called directly.
 
     >>> p = make_problem(Sizes(8, 5, 4, 2))
     >>> x, y, w1, w2 = as_tensors(p, device, torch.float64)
@@ -318,8 +334,140 @@ def time_torch(
             seconds = _time_on_gpu(run, warmup, repeats, steps)
     else:
         seconds = _time_on_cpu(run, warmup, repeats, steps)
-    label = f"torch {device}" + (", loss.item() each step" if item_every_step else "")
+    label = torch_label(device) + (", loss.item() each step" if item_every_step else "")
     return Timing(label, sizes, tuple(seconds), fp32_peak(device))
+
+
+def torch_label(device: torch.device) -> str:
+    """The label of :func:`time_torch`'s timings on ``device``, as tables show it.
+
+    >>> torch_label(torch.device("cpu"))
+    'torch cpu'
+    """
+    return f"torch {device}"
+
+
+def speedup(
+    timings: Sequence[Timing], sizes: Sizes, device: torch.device, *, baseline: str = "NumPy"
+) -> float:
+    """How many times faster torch on ``device`` ran than ``baseline`` at ``sizes``.
+
+    The ratio of the two medians: the baseline's time over torch's.
+
+    Raises
+    ------
+    LookupError
+        If ``timings`` has no timing of either at ``sizes``, naming what it has.
+
+    >>> t = [Timing("NumPy", TUTORIAL_SIZES, (2e-3, 3e-3, 4e-3)),
+    ...      Timing("torch cpu", TUTORIAL_SIZES, (1e-3, 1e-3, 2e-3))]
+    >>> speedup(t, TUTORIAL_SIZES, torch.device("cpu"))
+    3.0
+    >>> speedup(t, TUTORIAL_SIZES, torch.device("cuda"))
+    Traceback (most recent call last):
+    ...
+    LookupError: no timing of 'torch cuda' at Sizes(n=64, d_in=1000, h=100, d_out=10); ...
+    """
+    medians = {(t.label, t.sizes): t.median for t in timings}
+    for label in (baseline, torch_label(device)):
+        if (label, sizes) not in medians:
+            have = sorted({f"{lbl!r} at {s}" for lbl, s in medians})
+            raise LookupError(f"no timing of {label!r} at {sizes}; have {', '.join(have)}")
+    return medians[baseline, sizes] / medians[torch_label(device), sizes]
+
+
+MASK_SPELLINGS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
+    "g[m]": lambda g, m, v: g[m],
+    "g[m] = 0": lambda g, m, v: g.__setitem__(m, 0),
+    "g[m] = v[m]": lambda g, m, v: g.__setitem__(m, v[m]),
+    "g.masked_fill_(m, 0)": lambda g, m, v: g.masked_fill_(m, 0),
+}
+"""Ways of applying a boolean mask ``m`` to ``g``: a read, a write of one number, a
+write of a tensor's values, and ``masked_fill_``; ``v`` is a tensor shaped like ``g``."""
+
+_BOOKKEEPING = frozenset(
+    {"aten::empty", "aten::as_strided", "aten::as_strided_", "aten::select", "aten::view"}
+    | {"aten::reshape", "aten::lift_fresh", "aten::detach_", "detach_", "aten::to"}
+)
+"""Views and allocations, which compute nothing: left out of :func:`mask_operators`."""
+
+
+def _mask_operands(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(0)
+    g, v = torch.randn(2, 64, 100, generator=generator).to(device)
+    return g, g < 0, v
+
+
+def mask_operators(device: torch.device) -> dict[str, list[str]]:
+    """The operators torch runs for each of :data:`MASK_SPELLINGS`, as its profiler lists them.
+
+    Each name is indented by its depth in the calls, so ``index_put_`` calling
+    ``masked_fill_`` shows as one line indented under the other. Views and
+    allocations are left out.
+
+    >>> ops = mask_operators(device)
+    >>> [any("nonzero" in op for op in ops[spelling]) for spelling in ops]
+    [True, False, True, False]
+    >>> ops["g.masked_fill_(m, 0)"]
+    ['aten::masked_fill_']
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    # Kineto, the profiler's engine, writes a line to the process's stderr at every
+    # start and stop unless its log level is above 5; on a page that is noise.
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+    listed = {}
+    for spelling, apply in MASK_SPELLINGS.items():
+        g, m, v = _mask_operands(device)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            apply(g, m, v)
+        names = []
+        for event in prof.events():
+            if event.name in _BOOKKEEPING:
+                continue
+            depth, parent = 0, event.cpu_parent
+            while parent is not None:
+                depth += parent.name not in _BOOKKEEPING
+                parent = parent.cpu_parent
+            names.append("  " * depth + event.name)
+        listed[spelling] = names
+    return listed
+
+
+def waits_for_gpu(device: torch.device) -> dict[str, bool]:
+    """For each of :data:`MASK_SPELLINGS`, whether it makes the CPU wait for the GPU.
+
+    Each runs under ``torch.cuda.set_sync_debug_mode("error")``, which raises
+    where torch synchronises with the GPU.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not a CUDA device: only a GPU is waited for.
+
+    >>> waits_for_gpu(torch.device("cpu"))
+    Traceback (most recent call last):
+    ...
+    ValueError: only a CUDA device can be waited for, not cpu
+    """
+    if device.type != "cuda":
+        raise ValueError(f"only a CUDA device can be waited for, not {device}")
+    waits = {}
+    for spelling, apply in MASK_SPELLINGS.items():
+        g, m, v = _mask_operands(device)
+        apply(g, m, v)  # once unwatched: a first call may initialise and synchronise
+        torch.cuda.synchronize(device)
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            apply(g, m, v)
+            waits[spelling] = False
+        except RuntimeError as error:
+            if "synchroniz" not in str(error):
+                raise
+            waits[spelling] = True
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    return waits
 
 
 def cuda_graph_step(

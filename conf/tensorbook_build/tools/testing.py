@@ -50,22 +50,19 @@ def readme_command(session: str) -> str:
 def build_book(
     site: Path, *, tree: Path = ROOT, languages: Sequence[str] | None = None
 ) -> EditionBuild:
-    """Build the checkout, or a copy of it, as ``nox -s docs`` does.
+    """Build the checkout, or a copy of it at ``tree``, as ``nox -s docs`` does.
 
-    Build the checkout, or a copy of it at ``tree``, as ``nox -s docs`` does
-    (:func:`tensorbook_build.build.build_site`), capturing the output; return the
-    first edition that failed, or the last one built.
+    It is :func:`tensorbook_build.build.build_site`, capturing the output; it returns
+    the first edition that failed, or the last one built.
     """
     return build_site(site, languages, layout=Layout(tree), capture=True)[-1]
 
 
-def copy_of_the_book(
-    destination: Path, parts: Sequence[str] = ("docs", "conf", "src", "tests")
-) -> Path:
+def copy_of_the_book(destination: Path, parts: Sequence[str] = ("docs", "conf", "src")) -> Path:
     """A copy of the book to build or break, in ``destination/tree``.
 
-    ``docs/``, ``conf/``, ``src/`` and ``tests/`` (which a page quotes), or the
-    ``parts`` named, with an empty ``docs/`` where it is not copied; returns the tree.
+    ``docs/``, ``conf/`` and ``src/``, or the ``parts`` named, with an empty ``docs/``
+    where it is not copied; returns the tree.
     """
     tree = destination / "tree"
     for part in parts:
