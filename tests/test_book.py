@@ -219,3 +219,13 @@ def test_an_edition_whose_inputs_did_not_change_is_not_built_again(tmp_path):
     assert edited.returncode == 0, edited.output
     assert "Running Sphinx" in edited.output
     assert "A new sentence." in page(tmp_path / "out", "index")
+
+
+def test_kernels_talk_over_ipc_not_tcp(book_builds):
+    """The pages' kernels use the build's kernel spec, whose provisioner puts their
+    channels on Unix sockets: no kernel warns that its TCP traffic is unencrypted."""
+    _, builds = book_builds
+    log = builds[SOURCE_LANGUAGE].output
+    assert "Executing notebook" in log
+    assert "without encryption" not in log
+    assert "TCP" not in log

@@ -3,7 +3,7 @@
 The kernels' device and environment, and each page's cache key:
 
 * ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be
-  had) and sets the kernels' environment;
+  had) and sets the kernels' environment and their kernel spec (IPC, not TCP);
 * ``source-read``: appends the hidden context cell to every MyST-NB page and tells
   Sphinx that the page depends on the modules it imports, so that editing one
   re-reads, and so re-executes, only the pages that import it;
@@ -30,6 +30,7 @@ from tensorbook_build.execute import (
     page_hashes,
     resolve_build_device,
 )
+from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT
 from tensorbook_build.upstream import notebook_cache_path, set_notebook_output_folder
 
@@ -43,6 +44,11 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
         raise ConfigError(str(error)) from None
     config.tensorbook_device = device
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
+    # the pages' python3 kernel: ipykernel's, over IPC (tensorbook_build.kernels)
+    specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
+    )
     torch_version = importlib.metadata.version("torch")
     # a change of any of these makes Sphinx re-read every page, and so re-key every notebook
     config.tensorbook_context = f"device {device}, torch {torch_version}, {KERNEL_THREADS} threads"
