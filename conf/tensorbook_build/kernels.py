@@ -1,36 +1,100 @@
-"""The kernels the pages execute in: Python kernels that talk over IPC, not TCP.
+"""The kernels the pages execute in: warm, and talking over IPC, not TCP.
 
 MyST-NB starts each page's kernel with jupyter_client, from the kernel spec named in
 the page (``python3``). The build puts a spec of that name first on the kernels'
 search path (:func:`write_kernel_spec`), the same command as ipykernel's own, whose
-provisioner (:class:`IpcProvisioner`, registered under ``jupyter_client``'s
-``kernel_provisioners`` entry points) moves the kernel's channels from TCP ports on
-127.0.0.1 to Unix sockets in a private folder: nothing else on the machine can connect
-to them, and the kernels no longer warn that their traffic is unencrypted.
+provisioner (:class:`WarmProvisioner`, registered under ``jupyter_client``'s
+``kernel_provisioners`` entry points)
+
+* moves the kernel's channels from TCP ports on 127.0.0.1 to Unix sockets in a
+  private folder: nothing else on the machine can connect to them, and the kernels no
+  longer warn that their traffic is unencrypted;
+* where the build runs a fork server (:mod:`tensorbook_build.forkserver`, named by
+  ``TENSORBOOK_FORKSERVER``), has the kernel forked from it, with torch and the rest
+  already imported, instead of started from nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
 
-__all__ = ["KERNEL_NAME", "PROVISIONER", "IpcProvisioner", "write_kernel_spec"]
+from tensorbook_build.forkserver import request
+
+__all__ = [
+    "FORKSERVER_VARIABLE",
+    "KERNEL_NAME",
+    "PROVISIONER",
+    "ForkedKernel",
+    "WarmProvisioner",
+    "write_kernel_spec",
+]
+
+FORKSERVER_VARIABLE = "TENSORBOOK_FORKSERVER"
+"""The fork server's socket, where the build runs one; fresh kernels where it does not."""
 
 KERNEL_NAME = "python3"
 """The kernel the pages name in their front matter."""
-PROVISIONER = "tensorbook-ipc"
+PROVISIONER = "tensorbook-warm"
 """The provisioner's entry-point name (``pyproject.toml``)."""
 
 
-class IpcProvisioner(LocalProvisioner):  # type: ignore[misc]
-    """jupyter_client's local provisioner, with the kernel's channels on Unix sockets."""
+class ForkedKernel:
+    """A kernel the fork server forked, as jupyter_client handles a ``Popen``.
+
+    It is the server's child, not this process's, so its exit is seen by its absence
+    (the server reaps its children), and its exit status is not known here.
+    """
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """``None`` while the kernel runs, then 0."""
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                self.returncode = 0
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the kernel to end (``TimeoutError`` after ``timeout`` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"kernel {self.pid} still runs")  # noqa: EM102
+            time.sleep(0.05)
+        return self.returncode or 0
+
+    def send_signal(self, signum: int) -> None:
+        """Signal the kernel."""
+        os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        """Kill the kernel."""
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        """Ask the kernel to end."""
+        self.send_signal(signal.SIGTERM)
+
+
+class WarmProvisioner(LocalProvisioner):  # type: ignore[misc]
+    """jupyter_client's local provisioner: kernels on Unix sockets, forked warm."""
 
     sockets: Path | None = None
 
@@ -44,6 +108,23 @@ class IpcProvisioner(LocalProvisioner):  # type: ignore[misc]
             manager.ip = str(self.sockets / uuid.uuid4().hex[:8])
             manager.cache_ports = False
         return await super().pre_launch(**kwargs)
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:  # noqa: ANN401
+        """Fork the kernel from the build's server, or start it afresh without one."""
+        server = os.environ.get(FORKSERVER_VARIABLE)
+        if not server:
+            return await super().launch_kernel(cmd, **kwargs)
+        cwd = str(kwargs.get("cwd") or Path.cwd())
+        task = {
+            "connection_file": cmd[cmd.index("-f") + 1],
+            "env": dict(kwargs.get("env") or os.environ),
+            "cwd": cwd,
+        }
+        pid = int(request(Path(server), task))
+        self.process = ForkedKernel(pid)
+        self.pid = self.pgid = pid  # the child made its own process group
+        self.cwd = cwd
+        return self.connection_info
 
     async def cleanup(self, restart: bool = False) -> None:
         """Remove the sockets' folder once the kernel is gone for good."""
@@ -64,7 +145,7 @@ def write_kernel_spec(folder: Path, python: str = sys.executable) -> Path:
     ...     spec = json.loads((write_kernel_spec(Path(tmp), "python") / "kernels" / "python3"
     ...                        / "kernel.json").read_text())
     >>> spec["argv"], spec["metadata"]["kernel_provisioner"]["provisioner_name"]
-    (['python', '-m', 'ipykernel_launcher', '-f', '{connection_file}'], 'tensorbook-ipc')
+    (['python', '-m', 'ipykernel_launcher', '-f', '{connection_file}'], 'tensorbook-warm')
     """
     spec = {
         "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],

@@ -7,13 +7,21 @@ The kernels' device and environment, and each page's cache key:
 * ``source-read``: appends the hidden context cell to every MyST-NB page and tells
   Sphinx that the page depends on the modules it imports, so that editing one
   re-reads, and so re-executes, only the pages that import it;
-* ``builder-inited``: sends the executed notebooks beside the site, not into it.
+* ``builder-inited``: sends the executed notebooks beside the site, not into it;
+* ``env-before-read-docs``: where pages are to be read in the source edition (the one
+  that executes), starts the fork server the kernels are forked from
+  (``tensorbook_warm_kernels``, on by default), which ``build-finished`` stops.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -30,8 +38,8 @@ from tensorbook_build.execute import (
     page_hashes,
     resolve_build_device,
 )
-from tensorbook_build.kernels import write_kernel_spec
-from tensorbook_build.settings import KERNEL_THREADS, LAYOUT
+from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
+from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.upstream import notebook_cache_path, set_notebook_output_folder
 
 logger = logging.getLogger(__name__)
@@ -77,6 +85,32 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
 
     # Parallel readers (-j) would otherwise race to create the cache's tables.
     get_cache(notebook_cache_path(env)).list_cache_records()
+    if app.config.tensorbook_warm_kernels and app.config.language == SOURCE_LANGUAGE:
+        _start_fork_server(app)
+
+
+def _start_fork_server(app: Sphinx) -> None:
+    # Started before the readers fork, so that they inherit where it listens; it imports
+    # while Sphinx reads, and a reader that asks for a kernel first waits for it.
+    folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
+    socket = folder / "socket"
+    process = subprocess.Popen([sys.executable, "-m", "tensorbook_build.forkserver", str(socket)])
+    os.environ[FORKSERVER_VARIABLE] = str(socket)
+    app.tensorbook_fork_server = (process, folder)
+
+
+def _stop_fork_server(app: Sphinx, exception: Exception | None) -> None:
+    process, folder = getattr(app, "tensorbook_fork_server", (None, None))
+    if process is None:
+        return
+    os.environ.pop(FORKSERVER_VARIABLE, None)
+    process.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _on_builder_inited(app: Sphinx) -> None:
@@ -93,8 +127,12 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("tensorbook_src_dir", str(LAYOUT.src), "env", types=[str])
     app.add_config_value("tensorbook_context", "", "env", types=[str])
     app.add_config_value("tensorbook_output_folder", "", "env", types=[str])
+    # kernels forked from a warm server (tensorbook_build.forkserver); 0 starts each afresh,
+    # which gives the same pages (tests/test_book.py builds the book both ways)
+    app.add_config_value("tensorbook_warm_kernels", True, "", types=[bool, int])
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
+    app.connect("build-finished", _stop_fork_server)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

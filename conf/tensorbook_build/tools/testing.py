@@ -48,14 +48,18 @@ def readme_command(session: str) -> str:
 
 
 def build_book(
-    site: Path, *, tree: Path = ROOT, languages: Sequence[str] | None = None
+    site: Path,
+    *,
+    tree: Path = ROOT,
+    languages: Sequence[str] | None = None,
+    extra: Sequence[str] = (),
 ) -> EditionBuild:
     """Build the checkout, or a copy of it at ``tree``, as ``nox -s docs`` does.
 
     It is :func:`tensorbook_build.build.build_site`, capturing the output; it returns
     the first edition that failed, or the last one built.
     """
-    return build_site(site, languages, layout=Layout(tree), capture=True)[-1]
+    return build_site(site, languages, layout=Layout(tree), extra=extra, capture=True)[-1]
 
 
 def copy_of_the_book(destination: Path, parts: Sequence[str] = ("docs", "conf", "src")) -> Path:

@@ -1,0 +1,131 @@
+"""Warm kernels: one process imports what the pages import, then forks a kernel per page.
+
+A fresh kernel spends most of a small page's time importing torch, NumPy, Matplotlib
+and ipykernel. The build's source edition starts this server once
+(``python -m tensorbook_build.forkserver SOCKET``, with the kernels' environment); it
+imports those, never touches CUDA (a child that needs a GPU initialises CUDA itself),
+and answers each request on its Unix socket by forking a child that becomes the kernel
+jupyter_client asked for, as ``python -m ipykernel_launcher -f CONNECTION_FILE``
+would. The page's own modules (``tensorbook``) are imported by the page, in the child,
+from the source the build fingerprinted.
+
+The server dies with the process that started it (Linux's parent-death signal), and
+each kernel with the server (ipykernel's parent poller), so a build that is killed
+leaves nothing behind. :class:`tensorbook_build.kernels.WarmProvisioner` is the client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["request", "serve"]
+
+_PR_SET_PDEATHSIG = 1
+_PRELOADED = ("numpy", "torch", "matplotlib", "matplotlib.figure", "ipykernel.kernelapp")
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to end this process when the one that started it ends."""
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+
+
+def _become_kernel(task: dict[str, Any], server: int) -> None:
+    """In the child: the kernel jupyter_client asked for; never returns."""
+    code = 0
+    try:
+        os.setsid()  # a process group of its own, which jupyter_client signals
+        os.chdir(task["cwd"])
+        os.environ.clear()
+        os.environ.update(task["env"])
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(stdin, 0)
+        # what `python -m ipykernel_launcher` would see, run from the page's folder
+        sys.path[0] = str(Path.cwd())
+        connection = task["connection_file"]
+        sys.argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection]
+        from ipykernel.kernelapp import IPKernelApp
+
+        # the server is this kernel's parent: it exits when the server does
+        IPKernelApp.launch_instance(
+            argv=["-f", connection, f"--IPKernelApp.parent_handle={server}"]
+        )
+    except SystemExit as end:
+        code = end.code if isinstance(end.code, int) else 1
+    except BaseException:  # noqa: BLE001 - a child must never return into the server
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(path: Path) -> None:
+    """Import, listen on ``path``, and fork a kernel for each request, until killed."""
+    _die_with_parent()
+    import importlib
+
+    for module in _PRELOADED:
+        importlib.import_module(module)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernels are reaped as they end
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(8)
+    server = os.getpid()
+    while True:
+        connection, _ = listener.accept()
+        with connection:
+            task = json.loads(connection.makefile("r", encoding="utf-8").readline())
+            if task.get("status"):
+                import torch
+
+                status = {"pid": server, "cuda_initialized": torch.cuda.is_initialized()}
+                connection.sendall(json.dumps(status).encode() + b"\n")
+                continue
+            child = os.fork()
+            if child == 0:
+                listener.close()
+                connection.close()
+                _become_kernel(task, server)
+            connection.sendall(f"{child}\n".encode())
+
+
+def request(path: Path, task: dict[str, Any], timeout: float = 60.0) -> str:
+    """Send one request to the server at ``path`` and return its one-line answer.
+
+    Waits for the server to be listening (it imports first), at most ``timeout``.
+    """
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            client.connect(str(path))
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            client.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    with client:
+        client.sendall(json.dumps(task).encode() + b"\n")
+        return client.makefile("r", encoding="utf-8").readline().strip()
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]))

@@ -1,0 +1,144 @@
+"""Warm kernels: forked from a server that imported torch, never CUDA, and never left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from jupyter_client.manager import start_new_kernel
+
+from tensorbook_build.forkserver import request
+from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
+from tensorbook_build.tools.testing import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
+
+SLOW_PAGE = """---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+
+# Slow
+
+```{code-cell} ipython3
+import time
+time.sleep(60)
+```
+"""
+
+
+@pytest.fixture
+def fork_server(tmp_path, monkeypatch):
+    """A fork server and the kernel spec that uses it, as the build sets them up."""
+    socket = Path(f"/tmp/tb-test-{os.getpid()}-{tmp_path.name[-12:]}")  # a socket's path is short
+    process = subprocess.Popen([sys.executable, "-m", "tensorbook_build.forkserver", str(socket)])
+    monkeypatch.setenv(FORKSERVER_VARIABLE, str(socket))
+    monkeypatch.setenv("JUPYTER_PATH", str(write_kernel_spec(tmp_path / "jupyter")))
+    yield process, socket
+    process.terminate()
+    process.wait(timeout=10)
+    socket.unlink(missing_ok=True)
+
+
+def _run(code: str) -> str:
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        printed = []
+        client.execute_interactive(
+            code,
+            timeout=60,
+            output_hook=lambda m: printed.append(m["content"].get("text", "")),
+        )
+        return "".join(printed).strip()
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_the_server_never_initialises_cuda(fork_server):
+    """A GPU build works because the kernels initialise CUDA themselves, after the fork."""
+    _, socket = fork_server
+    status = request(socket, {"status": True})
+    assert '"cuda_initialized": false' in status
+
+
+def test_a_kernel_is_forked_from_the_server_over_ipc(fork_server):
+    process, _ = fork_server
+    parent, threads = _run("import os, torch\nprint(os.getppid(), torch.get_num_threads())").split()
+    assert int(parent) == process.pid
+    assert int(threads) == int(os.environ.get("OMP_NUM_THREADS", threads))
+
+
+@pytest.mark.usefixtures("fork_server")
+def test_a_forked_kernel_computes_what_a_fresh_one_does(monkeypatch):
+    code = "import torch\ntorch.manual_seed(0)\nprint(torch.randn(3).tolist(), (torch.randn(64, 64) @ torch.randn(64, 64)).sum().item())"
+    forked = _run(code)
+    monkeypatch.delenv(FORKSERVER_VARIABLE)
+    assert _run(code) == forked
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_MISSING)
+@pytest.mark.usefixtures("fork_server")
+def test_a_forked_kernel_uses_the_gpu():
+    assert _run("import torch\nprint(torch.ones(4, device='cuda').sum().item())") == "4.0"
+
+
+def _fork_processes(tree: Path) -> list[int]:
+    """The fork servers and forked kernels (their command line is the server's) of
+    builds of ``tree`` (their environment names its ``src``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+                environment = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if b"tensorbook_build.forkserver" in command and str(tree).encode() in environment:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.book
+def test_a_killed_build_leaves_no_process_and_the_next_build_is_right(tmp_path):
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+    (tree / "docs" / "index.md").write_text(SLOW_PAGE, encoding="utf-8")
+    site = tmp_path / "out" / "html"
+    command = [
+        sys.executable,
+        "-m",
+        "tensorbook_build",
+        "--site",
+        str(site),
+        "--language",
+        SOURCE_LANGUAGE,
+    ]
+    env = {**os.environ, "PYTHONPATH": str(tree / "conf")}
+    build = subprocess.Popen(
+        command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(_fork_processes(tree)) < 2 and time.monotonic() < deadline:  # a server, a kernel
+        time.sleep(0.2)
+    assert len(_fork_processes(tree)) >= 2, "no fork server and kernel were running"
+    time.sleep(1)  # the kernel is inside the cell
+    os.killpg(build.pid, signal.SIGKILL)  # as a terminal's kill would, the whole group
+    build.wait()
+    deadline = time.monotonic() + 15
+    while _fork_processes(tree) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _fork_processes(tree) == []
+    (tree / "docs" / "index.md").write_text(
+        SLOW_PAGE.replace("time.sleep(60)", "print('quick')"), encoding="utf-8"
+    )
+    again = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "quick" in (site / SOURCE_LANGUAGE / "index.html").read_text(encoding="utf-8")
