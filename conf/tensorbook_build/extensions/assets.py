@@ -29,7 +29,7 @@ def _forget_copied_assets(app: Sphinx) -> None:
 def _lighten_after_build(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    sizes = lighten(Path(app.outdir))
+    sizes = lighten(Path(app.outdir), cache=Path(app.doctreedir) / "light-assets")
     before = sum(b for b, _ in sizes.values())
     after = sum(a for _, a in sizes.values())
     logger.info("light assets: %d files, %d KiB -> %d KiB", len(sizes), before >> 10, after >> 10)
