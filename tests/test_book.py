@@ -232,3 +232,19 @@ def test_kernels_talk_over_ipc_not_tcp(book_builds):
     assert "Executing notebook" in log
     assert "without encryption" not in log
     assert "TCP" not in log
+
+
+def test_a_cell_that_hangs_is_stopped_and_the_message_says_how_to_give_it_time(tmp_path):
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+    (tree / "docs" / "index.md").write_text(
+        "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n"
+        "mystnb:\n  execution_timeout: 3\n---\n\n# Hangs\n\n"
+        "```{code-cell} ipython3\nimport time\ntime.sleep(600)\n```\n",
+        encoding="utf-8",
+    )
+    result = build_book(tmp_path / "out" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    assert result.returncode != 0
+    page_path = tree / "docs" / "index.md"
+    assert f"{page_path}: code cell 1 (line 13) did not finish in 3 seconds" in result.output
+    assert "(mystnb: execution_timeout: 600)" in result.output
+    assert "raises-exception" not in result.output

@@ -22,7 +22,9 @@ from tensorbook_build.execute import page_code
 __all__ = ["describe_failure", "join_streams", "report_failure"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_RULE = "------------------"
+_RULE = re.compile(r"^-{18,}$", re.MULTILINE)  # nbclient's rules around the cell
+_WRAPPED = re.compile(r"\A([\w.]+): (.*)\Z", re.DOTALL)  # a reader's error, as -j reports it
+_CATEGORIES = {"NotebookCellError": "A cell of the book failed"}
 _TIMEOUT = re.compile(r"after (\d+) seconds")
 
 
@@ -73,7 +75,7 @@ def describe_failure(page: str, source: str, cause: BaseException | None) -> str
     (mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.
     """
     text = _ANSI.sub("", str(cause or "the notebook did not finish"))
-    parts = text.split(_RULE)
+    parts = _RULE.split(text)
     cell = parts[1].strip("\n") if len(parts) >= 3 else ""
     where = "a code cell"
     if cell:
@@ -119,17 +121,26 @@ def report_failure(
     traceback and the build's log go to ``report``, which the message names.
     """
     report.parent.mkdir(parents=True, exist_ok=True)
+    # a parallel reader's error arrives wrapped, its own traceback as text
+    inner = getattr(exception, "traceback", "")
     report.write_text(
         "".join(traceback.format_exception(exception))
+        + (f"\nIn the process that read the page:\n{inner}" if inner else "")
         + "\nThe build's log:\n"
         + "".join(message_log),
         encoding="utf-8",
     )
     category = getattr(exception, "category", None)
+    message = str(exception)
+    wrapped = _WRAPPED.match(message) if inner else None
+    if wrapped:
+        name = wrapped[1].rsplit(".", 1)[-1]
+        category = _CATEGORIES.get(name, name)
+        message = wrapped[2]
     if isinstance(exception, KeyboardInterrupt):
         headline = "Interrupted"
     elif category:
-        headline = f"{category}: {exception}"
+        headline = f"{category}: {message}"
     else:
-        headline = f"The build failed: {type(exception).__name__}: {exception}"
+        headline = f"The build failed: {type(exception).__name__}: {message}"
     print(f"\n{headline}\n(the full report: {report})", file=stderr)
