@@ -37,7 +37,9 @@ time.sleep(60)
 def fork_server(tmp_path, monkeypatch):
     """A fork server and the kernel spec that uses it, as the build sets them up."""
     socket = Path(f"/tmp/tb-test-{os.getpid()}-{tmp_path.name[-12:]}")  # a socket's path is short
-    process = subprocess.Popen([sys.executable, "-m", "tensorbook_build.forkserver", str(socket)])
+    process = subprocess.Popen(  # from the pages' folder, as the build starts it
+        [sys.executable, "-m", "tensorbook_build.forkserver", str(socket)], cwd=tmp_path
+    )
     monkeypatch.setenv(FORKSERVER_VARIABLE, str(socket))
     monkeypatch.setenv("JUPYTER_PATH", str(write_kernel_spec(tmp_path / "jupyter")))
     yield process, socket
@@ -46,8 +48,8 @@ def fork_server(tmp_path, monkeypatch):
     socket.unlink(missing_ok=True)
 
 
-def _run(code: str) -> str:
-    manager, client = start_new_kernel(kernel_name="python3")
+def _run(code: str, cwd: Path | None = None) -> str:
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(cwd or Path.cwd()))
     try:
         printed = []
         client.execute_interactive(
@@ -76,11 +78,12 @@ def test_a_kernel_is_forked_from_the_server_over_ipc(fork_server):
 
 
 @pytest.mark.usefixtures("fork_server")
-def test_a_forked_kernel_computes_what_a_fresh_one_does(monkeypatch):
+def test_a_forked_kernel_computes_what_a_fresh_one_does(monkeypatch, tmp_path):
     code = "import torch\ntorch.manual_seed(0)\nprint(torch.randn(3).tolist(), (torch.randn(64, 64) @ torch.randn(64, 64)).sum().item())"
-    forked = _run(code)
+    code += "\nimport os, sys\nprint(os.getcwd(), sys.path)"  # and from where it imports
+    forked = _run(code, tmp_path)
     monkeypatch.delenv(FORKSERVER_VARIABLE)
-    assert _run(code) == forked
+    assert _run(code, tmp_path) == forked
 
 
 @pytest.mark.cuda

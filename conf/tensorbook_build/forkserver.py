@@ -2,7 +2,8 @@
 
 A fresh kernel spends most of a small page's time importing torch, NumPy, Matplotlib
 and ipykernel. The build's source edition starts this server once
-(``python -m tensorbook_build.forkserver SOCKET``, with the kernels' environment); it
+(``python -m tensorbook_build.forkserver SOCKET``, with the kernels' environment, in
+the pages' folder, so that its children's import path is a fresh kernel's); it
 imports those, never touches CUDA (a child that needs a GPU initialises CUDA itself),
 and answers each request on its Unix socket by forking a child that becomes the kernel
 jupyter_client asked for, as ``python -m ipykernel_launcher -f CONNECTION_FILE``
@@ -20,6 +21,7 @@ import contextlib
 import ctypes
 import json
 import os
+import runpy
 import signal
 import socket
 import sys
@@ -51,18 +53,17 @@ def _become_kernel(task: dict[str, Any], server: int) -> None:
         os.environ.update(task["env"])
         stdin = os.open(os.devnull, os.O_RDONLY)
         os.dup2(stdin, 0)
-        # what `python -m ipykernel_launcher` would see, run from the page's folder
-        sys.path[0] = str(Path.cwd())
-        connection = task["connection_file"]
-        sys.argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection]
-        from ipykernel.kernelapp import IPKernelApp
-
-        # the server is this kernel's parent: it exits when the server does
-        IPKernelApp.launch_instance(
-            argv=["-f", connection, f"--IPKernelApp.parent_handle={server}"]
-        )
+        # ipykernel's own launcher, as `python -m ipykernel_launcher` runs it, with the
+        # server as the kernel's parent: the kernel exits when the server does
+        sys.argv = [
+            "ipykernel_launcher",
+            "-f",
+            task["connection_file"],
+            f"--IPKernelApp.parent_handle={server}",
+        ]
+        runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
     except SystemExit as end:
-        code = end.code if isinstance(end.code, int) else 1
+        code = end.code if isinstance(end.code, int) else int(end.code is not None)
     except BaseException:  # noqa: BLE001 - a child must never return into the server
         import traceback
 
@@ -93,7 +94,11 @@ def serve(path: Path) -> None:
             if task.get("status"):
                 import torch
 
-                status = {"pid": server, "cuda_initialized": torch.cuda.is_initialized()}
+                status = {
+                    "pid": server,
+                    "cuda_initialized": torch.cuda.is_initialized(),
+                    "path": sys.path,
+                }
                 connection.sendall(json.dumps(status).encode() + b"\n")
                 continue
             child = os.fork()

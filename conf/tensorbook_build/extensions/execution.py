@@ -94,7 +94,11 @@ def _start_fork_server(app: Sphinx) -> None:
     # while Sphinx reads, and a reader that asks for a kernel first waits for it.
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket = folder / "socket"
-    process = subprocess.Popen([sys.executable, "-m", "tensorbook_build.forkserver", str(socket)])
+    # run from the pages' folder, where MyST-NB runs their kernels: the children's import
+    # path (its first entry is the folder) is then a fresh kernel's
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tensorbook_build.forkserver", str(socket)], cwd=app.srcdir
+    )
     os.environ[FORKSERVER_VARIABLE] = str(socket)
     app.tensorbook_fork_server = (process, folder)
 
