@@ -110,9 +110,8 @@ def train(
     """
     check_tensors(x, y, w1, w2)
     if not (w1.requires_grad and w2.requires_grad):
-        raise ValueError(
-            "w1 and w2 must require grad: call w1.requires_grad_() and w2.requires_grad_() first"
-        )
+        msg = "w1 and w2 must require grad: call w1.requires_grad_() and w2.requires_grad_() first"
+        raise ValueError(msg)
     log = LossLog(steps, print_every)
     for step in range(steps):
         loss = (predict(x, w1, w2, relu) - y).pow(2).sum()

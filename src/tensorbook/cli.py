@@ -18,7 +18,7 @@ __all__ = ["TrainOn", "parse_args", "run_training"]
 class TrainOn(Protocol):
     """A network's ``train_on``: train on copies of a problem's arrays, return the losses."""
 
-    def __call__(
+    def __call__(  # noqa: D102 - the protocol's docstring says it
         self,
         problem: Problem,
         device: torch.device,
@@ -33,9 +33,11 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        msg = f"expected a positive integer, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        msg = f"expected a positive integer, got {value}"
+        raise argparse.ArgumentTypeError(msg)
     return value
 
 

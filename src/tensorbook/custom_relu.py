@@ -36,11 +36,13 @@ class MyReLU(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: FunctionCtx, h: torch.Tensor) -> torch.Tensor:
+        """ReLU of ``h``, keeping ``h`` for the backward pass."""
         ctx.save_for_backward(h)
         return h.clamp(min=0)
 
     @staticmethod
     def backward(ctx: FunctionCtx, grad_output: torch.Tensor) -> torch.Tensor:
+        """The gradient with respect to ``h``: ``grad_output`` where ``h`` was positive."""
         (h,) = ctx.saved_tensors  # type: ignore[attr-defined]
         grad_h = grad_output.clone()
         grad_h[h < 0] = 0

@@ -100,10 +100,12 @@ def resolve_device(spec: str | torch.device | None = None) -> torch.device:
         source = f"environment variable {ENV_VAR}"
     if isinstance(spec, torch.device):
         if spec.type not in ("cpu", "cuda"):
-            raise ValueError(f"unsupported device type {spec.type!r}: expected {_SPELLINGS}")
+            msg = f"unsupported device type {spec.type!r}: expected {_SPELLINGS}"
+            raise ValueError(msg)
         spec = str(spec)
     if not isinstance(spec, str):
-        raise TypeError(f"device must be a str, torch.device or None, not {type(spec).__name__}")
+        msg = f"device must be a str, torch.device or None, not {type(spec).__name__}"
+        raise TypeError(msg)
 
     text = spec.strip().lower()
     if text == "cpu":
@@ -118,17 +120,18 @@ def resolve_device(spec: str | torch.device | None = None) -> torch.device:
 
     match = _CUDA_PATTERN.fullmatch(text)
     if match is None:
-        raise ValueError(f"unknown device {spec!r}: expected {_SPELLINGS}")
+        msg = f"unknown device {spec!r}: expected {_SPELLINGS}"
+        raise ValueError(msg)
     if not torch.cuda.is_available():
-        raise DeviceUnavailableError(
+        msg = (
             f"CUDA was asked for ({spec!r}, from the {source}) but {_cuda_inventory()}; "
             f"ask for 'cpu' or 'auto' instead"
         )
+        raise DeviceUnavailableError(msg)
     index = torch.cuda.current_device() if match.group(1) is None else int(match.group(1))
     if index >= torch.cuda.device_count():
-        raise DeviceUnavailableError(
-            f"{spec!r} was asked for (from the {source}) but there are {_cuda_inventory()}"
-        )
+        msg = f"{spec!r} was asked for (from the {source}) but there are {_cuda_inventory()}"
+        raise DeviceUnavailableError(msg)
     return torch.device("cuda", index)
 
 

@@ -80,10 +80,11 @@ def backward_graph(
     ValueError: this tensor has no grad_fn: it is a leaf or was computed without grad, so it has no backward graph
     """
     if output.grad_fn is None:
-        raise ValueError(
+        msg = (
             "this tensor has no grad_fn: it is a leaf or was computed without grad, "
             "so it has no backward graph"
         )
+        raise ValueError(msg)
     leaf_names = {id(t): name for name, t in (names or {}).items()}
     order: list[object] = []  # backward functions, in the order first reached
     index: dict[int, int] = {}

@@ -42,11 +42,11 @@ class LossLog:
         self, steps: int, print_every: int = 100, write: Callable[[str], object] = print
     ) -> None:
         if steps < 1:
-            raise ValueError(f"steps must be at least 1, not {steps}")
+            msg = f"steps must be at least 1, not {steps}"
+            raise ValueError(msg)
         if print_every < 0:
-            raise ValueError(
-                f"print_every must be 0 (print nothing) or positive, not {print_every}"
-            )
+            msg = f"print_every must be 0 (print nothing) or positive, not {print_every}"
+            raise ValueError(msg)
         self.steps = steps
         self.print_every = print_every
         self._write = write
@@ -55,7 +55,8 @@ class LossLog:
     def record(self, step: int, loss: float | torch.Tensor) -> None:
         """Keep the loss of ``step`` and print it if this step is due."""
         if step != len(self._values):
-            raise ValueError(f"expected step {len(self._values)}, got {step}")
+            msg = f"expected step {len(self._values)}, got {step}"
+            raise ValueError(msg)
         if isinstance(loss, torch.Tensor):
             loss = loss.detach()
         self._values.append(loss)
@@ -71,5 +72,6 @@ class LossLog:
         if not tensors:
             return [float(v) for v in self._values]
         if len(tensors) != len(self._values):
-            raise TypeError("a LossLog holds either floats or tensors, not both")
+            msg = "a LossLog holds either floats or tensors, not both"
+            raise TypeError(msg)
         return torch.stack(tensors).cpu().tolist()

@@ -47,10 +47,11 @@ def build_model(w1: torch.Tensor, w2: torch.Tensor) -> nn.Sequential:
     ValueError: w1 (3, 4) and w2 (5, 2) do not fit: w1's columns must equal w2's rows
     """
     if w1.dim() != 2 or w2.dim() != 2 or w1.shape[1] != w2.shape[0]:
-        raise ValueError(
+        msg = (
             f"w1 {tuple(w1.shape)} and w2 {tuple(w2.shape)} do not fit: "
             "w1's columns must equal w2's rows"
         )
+        raise ValueError(msg)
     (d_in, h), d_out = w1.shape, w2.shape[1]
     model = nn.Sequential(
         nn.Linear(d_in, h, bias=False),

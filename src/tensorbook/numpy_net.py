@@ -121,7 +121,8 @@ def train_on(
     the CPU: NumPy has no other.
     """
     if device.type != "cpu":
-        raise ValueError(f"NumPy runs on the CPU only, not on {device}")
+        msg = f"NumPy runs on the CPU only, not on {device}"
+        raise ValueError(msg)
     np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
     x, y, w1, w2 = (a.astype(np_dtype) for a in (problem.x, problem.y, problem.w1, problem.w2))
     return train(x, y, w1, w2, steps=steps, print_every=print_every)

@@ -89,7 +89,8 @@ def glue(name: str, text: str) -> None:
     speedup: 3.1
     """
     if not isinstance(text, str):
-        raise TypeError(f"glue {name!r}: format the value as text first, got {type(text).__name__}")
+        msg = f"glue {name!r}: format the value as text first, got {type(text).__name__}"
+        raise TypeError(msg)
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     if shell is None:

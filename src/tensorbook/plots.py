@@ -18,7 +18,7 @@ __all__ = ["loss_figure"]
 def loss_figure(
     curves: Mapping[str, Sequence[float]], *, title: str = "", every: int = 100
 ) -> Figure:
-    """Plot one or more loss curves against the step, on a log scale.
+    r"""Plot one or more loss curves against the step, on a log scale.
 
     The axes are labelled with symbols, the loss :math:`L` (its formula) against the
     step :math:`t`, so the figure reads the same in every edition of the book; the
@@ -48,25 +48,28 @@ def loss_figure(
     >>> ax.get_yscale(), ax.get_title()
     ('log', 'demo')
     >>> print(ax.get_xlabel(), ax.get_ylabel())
-    $t$ $L = \\sum\\,(\\hat{y} - y)^2$
+    $t$ $L = \sum\,(\hat{y} - y)^2$
     >>> loss_figure({"bad": [1.0, 0.0]})
     Traceback (most recent call last):
     ...
     ValueError: curve 'bad' has a loss that is not positive at step 1 (0.0); a log scale cannot show it
     """
     if not curves:
-        raise ValueError("no curve to plot")
+        msg = "no curve to plot"
+        raise ValueError(msg)
     fig = Figure(figsize=(6.4, 3.6), dpi=100, layout="constrained")
     ax = fig.subplots()
     for label, losses in curves.items():
         if len(losses) == 0:
-            raise ValueError(f"curve {label!r} is empty")
+            msg = f"curve {label!r} is empty"
+            raise ValueError(msg)
         for step, loss in enumerate(losses):
             if not loss > 0:
-                raise ValueError(
+                msg = (
                     f"curve {label!r} has a loss that is not positive at step {step} ({loss}); "
                     "a log scale cannot show it"
                 )
+                raise ValueError(msg)
         (line,) = ax.plot(range(len(losses)), losses, label=label, linewidth=1.5)
         marked = [*range(0, len(losses), every), len(losses) - 1] if every else []
         ax.plot(marked, [losses[i] for i in marked], "o", color=line.get_color(), markersize=3)

@@ -39,10 +39,12 @@ class Sizes:
     d_out: int
 
     def __post_init__(self) -> None:
+        """Refuse a size that is not a positive int."""
         for name in ("n", "d_in", "h", "d_out"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Sizes.{name} must be a positive int, not {value!r}")
+                msg = f"Sizes.{name} must be a positive int, not {value!r}"
+                raise ValueError(msg)
 
 
 TUTORIAL_SIZES = Sizes(n=64, d_in=1000, h=100, d_out=10)
@@ -142,9 +144,8 @@ expected x (N, D_in), y (N, D_out), w1 (D_in, H), w2 (H, D_out)
 
     not_matrices = [name for name, shape in shapes.items() if len(shape) != 2]
     if not_matrices:
-        raise ValueError(
-            f"shapes do not fit: {described}; {', '.join(not_matrices)} must be 2-D; {expected}"
-        )
+        msg = f"shapes do not fit: {described}; {', '.join(not_matrices)} must be 2-D; {expected}"
+        raise ValueError(msg)
 
     rules = [
         ("x's columns", shapes["x"][1], "w1's rows", shapes["w1"][0]),
@@ -154,7 +155,8 @@ expected x (N, D_in), y (N, D_out), w1 (D_in, H), w2 (H, D_out)
     ]
     broken = [f"{a} ({m}) must equal {b} ({k})" for a, m, b, k in rules if m != k]
     if broken:
-        raise ValueError(f"shapes do not fit: {described}; {'; '.join(broken)}; {expected}")
+        msg = f"shapes do not fit: {described}; {'; '.join(broken)}; {expected}"
+        raise ValueError(msg)
     return Sizes(n=shapes["x"][0], d_in=shapes["x"][1], h=shapes["w1"][1], d_out=shapes["y"][1])
 
 
@@ -176,7 +178,8 @@ def as_tensors(
     (0.0, True)
     """
     if not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating-point type, not {dtype}")
+        msg = f"dtype must be a floating-point type, not {dtype}"
+        raise ValueError(msg)
     arrays = (problem.x, problem.y, problem.w1, problem.w2)
     x, y, w1, w2 = (torch.tensor(a, dtype=dtype, device=device) for a in arrays)
     return x, y, w1, w2

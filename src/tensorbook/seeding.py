@@ -43,7 +43,8 @@ def seed_everything(seed: int = DEFAULT_SEED) -> np.random.Generator:
     True
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, not {seed!r}")
+        msg = f"seed must be a non-negative int, not {seed!r}"
+        raise ValueError(msg)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - the legacy global state, seeded for any code that uses it
     torch.manual_seed(seed)  # seeds every CUDA device too

@@ -208,15 +208,19 @@ class Timing:
     peak: float | None = None  # the device's FLOP/s, where known
 
     def __post_init__(self) -> None:
+        """Refuse a timing without positive seconds."""
         if not self.seconds or min(self.seconds) <= 0:
-            raise ValueError(f"{self.label}: a timing needs positive seconds, not {self.seconds}")
+            msg = f"{self.label}: a timing needs positive seconds, not {self.seconds}"
+            raise ValueError(msg)
 
     @property
     def median(self) -> float:
+        """The median of the repeats, in seconds."""
         return statistics.median(self.seconds)
 
     @property
     def flops_per_second(self) -> float:
+        """The step's floating-point operations over its median time."""
         return step_flops(self.sizes) / self.median
 
     @property
@@ -231,10 +235,11 @@ REPEAT_SECONDS = 0.05
 
 def _check_counts(warmup: int, repeats: int, steps: int | None) -> None:
     if warmup < 1 or repeats < 1 or (steps is not None and steps < 1):
-        raise ValueError(
+        msg = (
             f"need warmup >= 1, repeats >= 1 and steps >= 1 (or None); "
             f"got {warmup}, {repeats}, {steps}"
         )
+        raise ValueError(msg)
 
 
 LONG_STEP_SECONDS = 1.0
@@ -372,15 +377,16 @@ def speedup(
     for label in (baseline, torch_label(device)):
         if (label, sizes) not in medians:
             have = sorted({f"{lbl!r} at {s}" for lbl, s in medians})
-            raise LookupError(f"no timing of {label!r} at {sizes}; have {', '.join(have)}")
+            msg = f"no timing of {label!r} at {sizes}; have {', '.join(have)}"
+            raise LookupError(msg)
     return medians[baseline, sizes] / medians[torch_label(device), sizes]
 
 
 MASK_SPELLINGS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
-    "g[m]": lambda g, m, v: g[m],
-    "g[m] = 0": lambda g, m, v: g.__setitem__(m, 0),
+    "g[m]": lambda g, m, _v: g[m],
+    "g[m] = 0": lambda g, m, _v: g.__setitem__(m, 0),
     "g[m] = v[m]": lambda g, m, v: g.__setitem__(m, v[m]),
-    "g.masked_fill_(m, 0)": lambda g, m, v: g.masked_fill_(m, 0),
+    "g.masked_fill_(m, 0)": lambda g, m, _v: g.masked_fill_(m, 0),
 }
 """Ways of applying a boolean mask ``m`` to ``g``: a read, a write of one number, a
 write of a tensor's values, and ``masked_fill_``; ``v`` is a tensor shaped like ``g``."""
@@ -451,7 +457,8 @@ def waits_for_gpu(device: torch.device) -> dict[str, bool]:
     ValueError: only a CUDA device can be waited for, not cpu
     """
     if device.type != "cuda":
-        raise ValueError(f"only a CUDA device can be waited for, not {device}")
+        msg = f"only a CUDA device can be waited for, not {device}"
+        raise ValueError(msg)
     waits = {}
     for spelling, apply in MASK_SPELLINGS.items():
         g, m, v = _mask_operands(device)
@@ -491,7 +498,8 @@ def cuda_graph_step(
     ValueError: CUDA graphs need a CUDA device, not cpu
     """
     if device.type != "cuda":
-        raise ValueError(f"CUDA graphs need a CUDA device, not {device}")
+        msg = f"CUDA graphs need a CUDA device, not {device}"
+        raise ValueError(msg)
     _check_counts(warmup, repeats, steps)
     lr = timing_lr(sizes)
     x, y, w1, w2 = as_tensors(make_problem(sizes), device, torch.float32)
@@ -544,8 +552,10 @@ def table(timings: Sequence[Timing], baseline: str = "NumPy") -> str:
 
 
 def sweep(device: torch.device) -> list[Timing]:
-    """NumPy, torch on the CPU and, for a CUDA ``device``, torch on it, at each size of
-    the sweep that fits: :data:`GPU_SWEEP` with a GPU, else :data:`CPU_SWEEP`.
+    """Time NumPy, torch on the CPU and, for a CUDA ``device``, torch on it.
+
+    Each at each size of the sweep that fits: :data:`GPU_SWEEP` with a GPU, else
+    :data:`CPU_SWEEP`.
 
     Past the CPU's sweep only NumPy, the baseline, runs on the CPU, warmed up by a
     single step: at 4096 a step takes a CPU core many seconds.
