@@ -27,9 +27,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from jupyter_client.provisioning import LocalProvisioner
-
 from tensorbook_build.forkserver import request
+from tensorbook_build.upstream import LocalProvisioner
 
 __all__ = [
     "FORKSERVER_VARIABLE",

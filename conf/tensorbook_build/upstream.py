@@ -1,10 +1,11 @@
 """Every place where the build reaches into MyST-NB's or Sphinx's private parts.
 
-Each reach is a small function here, and each is named in :data:`REACHES` with the
-signature it was written against. ``tests/test_upstream.py`` resolves every entry and
-compares signatures, so an upgrade that moves or changes one fails there, loudly and
-by name, instead of changing the book quietly. Nothing else in the build imports a
-private name.
+Each reach is a small function or a name here, and each is named in :data:`REACHES`
+with the signature it was written against (jupyter_client's provisioner is public, but
+the warm kernels rely on how its local one works inside). ``tests/test_upstream.py``
+resolves every entry and compares signatures, so an upgrade that moves or changes one
+fails there, loudly and by name, instead of changing the book quietly. Nothing else in
+the build imports a private name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_client.provisioning import LocalProvisioner
 from myst_nb.core.execute.base import ExecutionError
 from myst_nb.ext.glue.utils import PendingGlueReference
 from myst_nb.sphinx_ import Parser as MystNbParser
@@ -27,6 +29,7 @@ from sphinx.util.nodes import extract_messages
 __all__ = [
     "REACHES",
     "ExecutionError",
+    "LocalProvisioner",
     "MystNbParser",
     "PendingGlueReference",
     "Reach",
@@ -90,6 +93,22 @@ REACHES = (
         "myst_nb.ext.glue.utils:PendingGlueReference",
         None,
         "the gettext build keeps a glued figure's key, having no outputs to resolve it with",
+    ),
+    Reach(
+        "jupyter_client.provisioning:LocalProvisioner.launch_kernel",
+        "(self, cmd: list[str], **kwargs: Any) -> jupyter_client.connect.KernelConnectionInfo",
+        "kernels.WarmProvisioner forks the kernel instead, and sets the attributes the "
+        "other methods read: process (a Popen-like object), pid, pgid, cwd",
+    ),
+    Reach(
+        "jupyter_client.provisioning:LocalProvisioner.pre_launch",
+        "(self, **kwargs: Any) -> dict[str, typing.Any]",
+        "kernels.WarmProvisioner switches the kernel manager to IPC before it runs",
+    ),
+    Reach(
+        "jupyter_client.provisioning:LocalProvisioner.cleanup",
+        "(self, restart: bool = False) -> None",
+        "kernels.WarmProvisioner removes its sockets' folder after it",
     ),
     Reach(
         "sphinx.search:languages",
