@@ -36,6 +36,7 @@ import shutil
 from pathlib import Path
 
 import nox
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -123,7 +124,7 @@ def _constraints(session: nox.Session) -> tuple[str, ...]:
         item["metadata"]["name"].lower(): item["metadata"]["version"]
         for item in json.loads(report.read_text())["install"]
     }
-    version = resolved["torch"]
+    version = resolved[pinned.partition("==")[0]]
     cuda = sorted(name for name in resolved if name.startswith(("nvidia-", "cuda-")))
     if cuda and shutil.which("nvidia-smi") is None:
         session.error(
@@ -144,7 +145,7 @@ def _torch_unavailable(
 ) -> str:
     """Why pip cannot install the wanted torch, in one message that says what to do."""
     reasons = []
-    if wanted != "newest" and Version(wanted) not in SpecifierSet(floor.removeprefix("torch")):
+    if wanted != "newest" and Version(wanted) not in Requirement(floor).specifier:
         reasons.append(f"the package needs {floor} (pyproject.toml)")
     # pip's own configuration (its files, PIP_CONSTRAINT) may add constraint files; one
     # on the build machines caps torch at the releases they hold
