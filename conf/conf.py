@@ -44,6 +44,7 @@ extensions = [
     "downloads",  # conf/_ext: each chapter as a notebook and a script
     "link_check",  # conf/_ext: a link to a missing page or anchor fails the build
     "glue_gettext",  # conf/_ext: glued figures in prose need no outputs for the catalogs
+    "solutions",  # conf/_ext: exercise solutions folded in <details>, executed and checked
 ]
 
 exclude_patterns = [
