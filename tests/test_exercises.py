@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+import solutions
 from bookhelpers import CHAPTERS, ROOT
+from docutils import nodes
+from docutils.utils import new_document
+from sphinx.errors import ExtensionError
 
 EXERCISE = re.compile(r"^\*\*(\d+)\. [^*]+\*\*", re.MULTILINE)
 SOLUTION = re.compile(
@@ -31,3 +35,35 @@ def test_each_chapter_ends_with_checked_exercises(chapter):
         assert cells, "a solution runs code"
         # a wrong solution must fail the build: the solution checks its own result
         assert re.search(r"^\s*assert ", cells[-1], re.MULTILINE), cells[-1]
+
+
+def _section(*children: nodes.Node) -> nodes.document:
+    document = new_document("page.md")
+    section = nodes.section()
+    section.extend(children)
+    document += section
+    return document
+
+
+def _start() -> solutions.solution_start:
+    start = solutions.solution_start()
+    start.source, start.line = "page.md", 7
+    return start
+
+
+def test_paired_solution_markers_pass():
+    doctree = _section(_start(), nodes.paragraph(text="cells"), solutions.solution_end())
+    solutions._check_pairs(None, doctree)
+
+
+@pytest.mark.parametrize(
+    ("children", "message"),
+    [
+        (lambda: [_start(), nodes.paragraph(text="cells")], "without a solution-end"),
+        (lambda: [solutions.solution_end()], "solution-end without a solution-start"),
+        (lambda: [_start(), _start(), solutions.solution_end()], "before the next"),
+    ],
+)
+def test_an_unpaired_solution_marker_stops_the_build_naming_the_place(children, message):
+    with pytest.raises(ExtensionError, match=message):
+        solutions._check_pairs(None, _section(*children()))
