@@ -6,7 +6,7 @@ import re
 
 import pytest
 import solutions
-from bookhelpers import CHAPTERS, ROOT
+from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 from docutils import nodes
 from docutils.utils import new_document
 from sphinx.errors import ExtensionError
@@ -67,3 +67,17 @@ def test_paired_solution_markers_pass():
 def test_an_unpaired_solution_marker_stops_the_build_naming_the_place(children, message):
     with pytest.raises(ExtensionError, match=message):
         solutions._check_pairs(None, _section(*children()))
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_edition_folds_each_solution_under_its_own_label(built_book, language):
+    english = "<summary>Solution</summary>"
+    for chapter in (c for c in CHAPTERS if c != "index"):
+        markers = (ROOT / "docs" / f"{chapter}.md").read_text(encoding="utf-8")
+        html = page(built_book, chapter, language)
+        count = markers.count("```{solution-start}")
+        assert html.count('<details class="solution"><summary>') == count, (chapter, language)
+        translated = language != SOURCE_LANGUAGE  # the label comes from the catalog
+        assert html.count(english) == (0 if translated else count), (chapter, language)
+        assert html.count("</details>") >= count
