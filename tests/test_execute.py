@@ -56,9 +56,10 @@ def test_dependencies_follow_imports_through_the_package():
 def test_dependencies_of_the_network_chapter_include_its_programs():
     source = (ROOT / "docs" / "autograd_network.md").read_text(encoding="utf-8")
     deps = page_dependencies(source, SRC)
-    for module in ("custom_relu", "nn_net", "autograd_net", "losslog", "problem", "plots"):
+    programs = ("custom_relu", "nn_net", "autograd_net", "module_net", "compare", "graph")
+    for module in (*programs, "losslog", "problem", "plots"):
         assert f"tensorbook.{module}" in deps
-    assert "tensorbook.graph" not in deps
+    assert "tensorbook.speed" not in deps  # a module the chapter does not import
 
 
 def test_a_page_that_draws_plots_does_not_depend_on_every_network():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from tensorbook import autograd_net, custom_relu, manual_net, nn_net, numpy_net
+from tensorbook import autograd_net, custom_relu, manual_net, module_net, nn_net, numpy_net
 from tensorbook.compare import gradients_of_every_version
 from tensorbook.problem import STEPS, TUTORIAL_SIZES, as_tensors, make_problem
 
@@ -15,6 +15,7 @@ TORCH_NETS = {
     "autograd": autograd_net,
     "custom_relu": custom_relu,
     "nn": nn_net,
+    "module": module_net,
 }
 
 
@@ -125,3 +126,34 @@ def test_the_nn_model_holds_the_given_weights(device):
     assert torch.equal(model[2].weight.t(), w2)
     assert model[0].bias is None
     assert model[0].weight.device == w1.device
+
+
+def test_the_module_subclass_follows_the_nn_version_exactly(device):
+    problem = make_problem(TUTORIAL_SIZES, seed=0)
+    x, y, w1, w2 = as_tensors(problem, device)
+    mine = module_net.train(module_net.TwoLayerNet(w1, w2), x, y, steps=50, print_every=0)
+    theirs = nn_net.train(nn_net.build_model(w1, w2), x, y, steps=50, print_every=0)
+    assert mine == theirs
+
+
+def test_the_dynamic_net_builds_a_graph_per_pass_and_sums_a_shared_layers_uses(device):
+    torch.manual_seed(0)
+    net = module_net.DynamicNet(6, 5, 2, seed=0).to(device, torch.float64)
+    x = torch.randn(4, 6, device=device, dtype=torch.float64)
+    net(x, repeats=0).sum().backward()
+    assert net.middle.weight.grad is None
+    # Twice through the shared layer: its gradient is the sum of the two uses' gradients,
+    # which torch.func computes here with the two uses given separate copies of the weights.
+    net.zero_grad()
+    net(x, repeats=2).sum().backward()
+    params = dict(net.middle.named_parameters())
+
+    def twice(w_first, w_second):
+        h = net.input(x).clamp(min=0)
+        h = torch.func.functional_call(net.middle, w_first, (h,)).clamp(min=0)
+        h = torch.func.functional_call(net.middle, w_second, (h,)).clamp(min=0)
+        return net.output(h).sum()
+
+    first, second = torch.func.grad(twice, argnums=(0, 1))(params, params)
+    torch.testing.assert_close(net.middle.weight.grad, first["weight"] + second["weight"])
+    assert not torch.equal(first["weight"], second["weight"])

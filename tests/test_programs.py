@@ -14,7 +14,14 @@ from tensorbook import speed
 from tensorbook.__main__ import PROGRAMS
 from tensorbook.environment import DEVICE_VARIABLE
 
-TRAINING_PROGRAMS = ["numpy_net", "manual_net", "autograd_net", "custom_relu", "nn_net"]
+TRAINING_PROGRAMS = [
+    "numpy_net",
+    "manual_net",
+    "autograd_net",
+    "custom_relu",
+    "nn_net",
+    "module_net",
+]
 LOSS_LINE = re.compile(r"^step +(\d+)  loss (\d\.\d{6}e[+-]\d{2})$", re.MULTILINE)
 
 

@@ -12,6 +12,7 @@ PROGRAMS = (
     "autograd_net",
     "custom_relu",
     "nn_net",
+    "module_net",
     "compare",
     "graph",
     "speed",
