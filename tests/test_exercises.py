@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-import solutions
-from bookhelpers import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 from docutils import nodes
 from docutils.utils import new_document
 from sphinx.errors import ExtensionError
+
+from tensorbook_build.extensions import solutions
+from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 
 EXERCISE = re.compile(r"^\*\*(\d+)\. [^*]+\*\*", re.MULTILINE)
 SOLUTION = re.compile(
