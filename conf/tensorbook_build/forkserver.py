@@ -94,11 +94,7 @@ def serve(path: Path) -> None:
             if task.get("status"):
                 import torch
 
-                status = {
-                    "pid": server,
-                    "cuda_initialized": torch.cuda.is_initialized(),
-                    "path": sys.path,
-                }
+                status = {"pid": server, "cuda_initialized": torch.cuda.is_initialized()}
                 connection.sendall(json.dumps(status).encode() + b"\n")
                 continue
             child = os.fork()
