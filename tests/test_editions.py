@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tensorbook_build.build import catalog_update_command, gettext_command, sphinx_command
-from tensorbook_build.catalogs import catalog_errors
-from tensorbook_build.extensions.editions import edition_links
+from tensorbook_build.catalogs import catalog_errors, translations
+from tensorbook_build.extensions.editions import edition_links, translate_program_line
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.tools.testing import (
     CHAPTERS,
@@ -239,6 +239,18 @@ def pre_blocks(html: str) -> list[str]:
     return re.findall(r"<pre>(.*?)</pre>", article, re.DOTALL)
 
 
+def in_words_of(language: str, blocks: list[str]) -> list[str]:
+    """Code and outputs as a translated edition shows them: each line a program printed
+    from tensorbook.wording, in the words of the edition's catalog."""
+    words = translations(LAYOUT.catalogs(language) / "sphinx.po")
+
+    def line(text: str) -> str:
+        prefix = "<span></span>" if text.startswith("<span></span>") else ""
+        return prefix + translate_program_line(text[len(prefix) :], lambda m: words.get(m, m))
+
+    return ["\n".join(line(text) for text in block.split("\n")) for block in blocks]
+
+
 def images(html: str) -> list[str]:
     return re.findall(r'<img [^>]*src="([^"]+)"', html[html.index("<article") :])
 
@@ -259,7 +271,8 @@ def test_a_translated_page_has_translated_prose_and_the_same_code_and_outputs(bu
     for name in PAGES:
         english, translated = page(built_book, name), page(built_book, name, language)
         assert f'<html lang="{language.replace("_", "-")}"' in translated
-        assert pre_blocks(english) == pre_blocks(translated), name
+        # the same code and outputs, what the programs say in the edition's words
+        assert in_words_of(language, pre_blocks(english)) == pre_blocks(translated), name
         assert images(english) == images(translated), name
         article = translated[translated.index("<article") : translated.index("</article>")]
         paragraphs = re.findall(r"<p>(.*?)</p>", article, re.DOTALL)
@@ -268,7 +281,9 @@ def test_a_translated_page_has_translated_prose_and_the_same_code_and_outputs(bu
         assert not untranslated, (name, untranslated)
     tensors = page(built_book, "tensors", language)
     assert "<h1>张量" in tensors
-    assert "Executed on " in tensors  # the executed device line, as printed
+    # the executed device line, in the edition's words (tensorbook.wording, sphinx.po)
+    assert "Executed on " not in tensors
+    assert "运行于 CPU（" in tensors or "运行于 GPU " in tensors
 
 
 @pytest.mark.book
@@ -402,3 +417,11 @@ def test_a_third_language_is_one_line_and_its_catalogs(built_book, tmp_path):
         assert f'data-edition="{code}"' in (site / "404.html").read_text(encoding="utf-8")
         assert f"{code}/tensors.html" in (site / "sitemap.xml").read_text(encoding="utf-8")
     assert 'lang="pt-BR"' in (site / "pt_BR" / "tensors.html").read_text(encoding="utf-8")
+
+
+def test_what_programs_print_is_listed_once_for_the_catalogs():
+    """The template the catalog build extracts lists exactly tensorbook.wording's sentences."""
+    from tensorbook.wording import TEMPLATES
+
+    listed = (LAYOUT.conf / "_templates" / "program-wording.html").read_text(encoding="utf-8")
+    assert re.findall(r'\{\{ _\("(.*?)"\) \}\}', listed) == list(TEMPLATES)

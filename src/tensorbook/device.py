@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import torch
 
 from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill
 
 __all__ = [
     "ENV_VAR",
@@ -138,7 +139,8 @@ def resolve_device(spec: str | torch.device | None = None) -> torch.device:
 def describe_device(device: torch.device) -> str:
     """Say what runs code on ``device``: its name, the torch version, the threads.
 
-    This is the device line that every page of the book prints near its top.
+    This is the device line that every page of the book prints near its top; its
+    words are :mod:`tensorbook.wording`'s, which a translated edition translates.
 
     Parameters
     ----------
@@ -159,13 +161,15 @@ def describe_device(device: torch.device) -> str:
     >>> f"torch {torch.__version__}" in line
     True
     """
-    threads = torch.get_num_threads()
-    tail = f"torch {torch.__version__} · {threads} CPU thread{'s' if threads != 1 else ''}"
+    count = torch.get_num_threads()
+    threads = fill(THREADS if count != 1 else THREAD, count=count)
     if device.type == "cuda":
         index = device.index if device.index is not None else torch.cuda.current_device()
         name = torch.cuda.get_device_name(index)
-        return f"Executed on GPU {name} (cuda:{index}, CUDA {torch.version.cuda}) · {tail}"
-    return f"Executed on CPU ({platform.machine() or 'unknown architecture'}) · {tail}"
+        where = fill(ON_GPU, name=name, index=index, cuda=torch.version.cuda)
+    else:
+        where = fill(ON_CPU, machine=platform.machine() or "unknown architecture")
+    return fill(DEVICE_LINE, where=where, torch=torch.__version__, threads=threads)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,9 @@
   strict build fails instead of mixing English into the translation.
 * Every page gets the links of the language switcher, to the same page in each
   other edition, and ``<link rel="alternate" hreflang>`` tags for the same.
+* In a translated edition, what the book's programs print on a page (the device line,
+  :mod:`tensorbook.wording`) is shown in the edition's language, from the catalog
+  (``sphinx.po``): the outputs are the source edition's, executed once.
 * An edition whose language has a word list (``conf/search_words/<code>.txt``) gives
   it to the search index, which keeps those words whole.
 """
@@ -18,15 +21,18 @@
 from __future__ import annotations
 
 import logging as std_logging
+from collections.abc import Callable
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
+from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
+from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.site import relative_root
@@ -205,6 +211,53 @@ def _inside(node: nodes.Node, container: nodes.Node) -> bool:
     return False
 
 
+def translate_program_line(line: str, translate: Callable[[str], str]) -> str:
+    """A line a program printed, in the edition's words.
+
+    A line that is one of :mod:`tensorbook.wording`'s sentences is filled in again from
+    ``translate``'s templates; any other line is left as it is.
+
+    Examples
+    --------
+    >>> words = {"Executed on {where} · torch {torch} · {threads}":
+    ...              "运行于 {where} · torch {torch} · {threads}",
+    ...          "{count} CPU thread": "{count} 个 CPU 线程"}
+    >>> translate_program_line("Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread",
+    ...                        lambda m: words.get(m, m))
+    '运行于 CPU (x86_64) · torch 2.13.0 · 1 个 CPU 线程'
+    >>> translate_program_line("tensor([1., 2.])", lambda m: m)
+    'tensor([1., 2.])'
+    """
+    fields = parse(DEVICE_LINE, line)
+    if fields is None:
+        return line
+    for template in (ON_CPU, ON_GPU):
+        where = parse(template, fields["where"])
+        if where is not None:
+            fields["where"] = fill(translate(template), **where)
+    for template in (THREAD, THREADS):
+        threads = parse(template, fields["threads"])
+        if threads is not None:
+            fields["threads"] = fill(translate(template), **threads)
+    return fill(translate(DEVICE_LINE), **fields)
+
+
+def _translate_outputs(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    if app.config.language == SOURCE_LANGUAGE:
+        return
+    translate = get_translation("sphinx")
+    for block in doctree.findall(nodes.literal_block):
+        if "output" not in block["classes"]:
+            continue
+        lines = block.astext().split("\n")
+        translated = [translate_program_line(line, translate) for line in lines]
+        if translated != lines:
+            text = "\n".join(translated)
+            block.rawsource = text
+            block.clear()
+            block += nodes.Text(text)
+
+
 def _on_html_page_context(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
 ) -> None:
@@ -222,5 +275,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     """Register the checks, the transform and the switcher's context."""
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
+    app.connect("doctree-resolved", _translate_outputs)
     app.connect("html-page-context", _on_html_page_context)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
