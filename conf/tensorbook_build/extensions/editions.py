@@ -255,7 +255,7 @@ def _translate_outputs(app: Sphinx, doctree: nodes.document, docname: str) -> No
             text = "\n".join(translated)
             block.rawsource = text
             block.clear()
-            block += nodes.Text(text)
+            block.append(nodes.Text(text))
 
 
 def _on_html_page_context(
