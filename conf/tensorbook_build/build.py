@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tensorbook_build.execute import DeviceError, resolve_build_device
@@ -309,28 +310,21 @@ def build_site(
 
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
     with build_lock(site.parent):
-        results = _build_editions(
-            [SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [],
-            command,
+        build = partial(
+            _build_editions,
+            command=command,
             site=site,
             layout=layout,
             environment=environment,
             capture=capture,
             force=bool(_FORCING.intersection(extra)),
         )
+        results = build([SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [])
         if any(r.returncode != 0 for r in results):
             return results
         # The source edition has finished, so every output is in the cache: the
         # translations read them from there, side by side.
-        results += _build_editions(
-            translations,
-            command,
-            site=site,
-            layout=layout,
-            environment=environment,
-            capture=capture,
-            force=bool(_FORCING.intersection(extra)),
-        )
+        results += build(translations)
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
