@@ -4,8 +4,9 @@ The modules read as the build's pipeline, in this order:
 
 ``settings``
     the languages, the source language, the build's paths and the device variable;
-``execute``
-    what keys a page's cached outputs and what its kernel's environment holds;
+``execute``, ``kernels``, ``forkserver``
+    what keys a page's cached outputs, what its kernel's environment holds, and the
+    warm kernels (forked from a server that imported torch) that run it over IPC;
 ``catalogs``, ``outputs``, ``pysource``, ``mathml``, ``downloads``, ``assets``
     what a page becomes: its translations, printed text, shown source, math,
     downloadable notebook and script, and the site's light assets;
