@@ -268,6 +268,9 @@ def test_front_door_opens_the_readers_edition(browser, served, locale, edition):
     try:
         page, record = _open(context, served, "")
         page.wait_for_url(f"{served.base_url}{edition}/index.html")
-        assert record.problems() == []
+        # the front door replaces itself while it loads, by design, and Chromium may then
+        # report its own document as aborted; anything else is a problem
+        itself = f"{served.base_url}: failed request: net::ERR_ABORTED {served.base_url}"
+        assert [p for p in record.problems() if p != itself] == []
     finally:
         context.close()

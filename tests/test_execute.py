@@ -50,6 +50,7 @@ def test_dependencies_follow_imports_through_the_package():
         "tensorbook.environment",
         "tensorbook.page",
         "tensorbook.seeding",
+        "tensorbook.wording",
     ]
 
 
