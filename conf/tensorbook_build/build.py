@@ -236,6 +236,7 @@ def edition_fingerprint(
             relative = path.relative_to(layout.root)
             if (
                 not path.is_file()
+                or path.suffix == ".mo"  # compiled from the .po by the build itself
                 or _NOT_INPUTS.intersection(relative.parts)
                 or any(path.is_relative_to(s) for s in skipped)
             ):
