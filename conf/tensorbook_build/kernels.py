@@ -75,7 +75,8 @@ class ForkedKernel:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"kernel {self.pid} still runs")  # noqa: EM102
+                msg = f"kernel {self.pid} still runs"
+                raise TimeoutError(msg)
             time.sleep(0.05)
         return self.returncode or 0
 
