@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from jupyter_client.manager import start_new_kernel
+from jupyter_client.manager import AsyncKernelManager, start_new_kernel
 
-from tensorbook_build.forkserver import request
-from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
+from tensorbook_build.forkserver import request, running
+from tensorbook_build.kernels import FORKSERVER_VARIABLE, ReadyClient, write_kernel_spec
 from tensorbook_build.tools.testing import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
 
 SLOW_PAGE = """---
@@ -36,16 +37,12 @@ time.sleep(60)
 @pytest.fixture
 def fork_server(tmp_path, monkeypatch):
     """A fork server and the kernel spec that uses it, as the build sets them up."""
-    socket = Path(f"/tmp/tb-test-{os.getpid()}-{tmp_path.name[-12:]}")  # a socket's path is short
-    process = subprocess.Popen(  # from the pages' folder, as the build starts it
-        [sys.executable, "-m", "tensorbook_build.forkserver", str(socket)], cwd=tmp_path
-    )
-    monkeypatch.setenv(FORKSERVER_VARIABLE, str(socket))
-    monkeypatch.setenv("JUPYTER_PATH", str(write_kernel_spec(tmp_path / "jupyter")))
-    yield process, socket
-    process.terminate()
-    process.wait(timeout=10)
-    socket.unlink(missing_ok=True)
+    with running(tmp_path, os.environ) as socket:  # from the pages' folder, as the build
+        monkeypatch.setenv(FORKSERVER_VARIABLE, str(socket))
+        monkeypatch.setenv("JUPYTER_PATH", str(write_kernel_spec(tmp_path / "jupyter")))
+        server = int(request(socket, {"status": True}).split('"pid": ')[1].split(",")[0])
+        yield server, socket
+    assert not socket.exists()  # the server is gone, and its folder with it
 
 
 def _run(code: str, cwd: Path | None = None) -> str:
@@ -71,9 +68,9 @@ def test_the_server_never_initialises_cuda(fork_server):
 
 
 def test_a_kernel_is_forked_from_the_server_over_ipc(fork_server):
-    process, _ = fork_server
+    server, _ = fork_server
     parent, threads = _run("import os, torch\nprint(os.getppid(), torch.get_num_threads())").split()
-    assert int(parent) == process.pid
+    assert int(parent) == server
     assert int(threads) == int(os.environ.get("OMP_NUM_THREADS", threads))
 
 
@@ -84,6 +81,56 @@ def test_a_forked_kernel_computes_what_a_fresh_one_does(monkeypatch, tmp_path):
     forked = _run(code, tmp_path)
     monkeypatch.delenv(FORKSERVER_VARIABLE)
     assert _run(code, tmp_path) == forked
+
+
+async def _ready_then_print(manager: AsyncKernelManager) -> tuple[type, str]:
+    """Start a kernel as nbclient does, and print from it the moment it is ready."""
+    await manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        asked = client.execute("print('ready')")
+        while True:  # its output comes on IOPub, which must already be connected
+            message = await client.get_iopub_msg(timeout=10)
+            if message["parent_header"].get("msg_id") == asked and message["msg_type"] == "stream":
+                return type(client), message["content"]["text"]
+    finally:
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+
+
+@pytest.mark.usefixtures("fork_server")
+def test_the_build_s_kernels_are_ready_once_they_answer_and_lose_no_output():
+    """The provisioner gives nbclient's manager the client that skips the quiet wait;
+    what the kernel prints right after is received, several starts in a row."""
+    for _ in range(5):
+        client, printed = asyncio.run(_ready_then_print(AsyncKernelManager(kernel_name="python3")))
+        assert client is ReadyClient
+        assert printed == "ready\n"
+
+
+@pytest.mark.usefixtures("fork_server")
+def test_waiting_for_a_kernel_that_died_fails_at_once():
+    async def wait_for_a_dead_one() -> None:
+        manager = AsyncKernelManager(kernel_name="python3")
+        await manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=60)
+            os.kill(manager.provisioner.pid, signal.SIGKILL)
+            while await client.is_alive():
+                await asyncio.sleep(0.05)
+            await client.wait_for_ready(timeout=60)
+        finally:
+            client.stop_channels()
+            await manager.shutdown_kernel(now=True)
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="Kernel died before replying"):
+        asyncio.run(wait_for_a_dead_one())
+    assert time.monotonic() - start < 30  # long before the timeout
 
 
 @pytest.mark.cuda

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from tensorbook_build.execute import DeviceError, resolve_build_device
+from tensorbook_build import forkserver
+from tensorbook_build.execute import DeviceError, kernel_environment, resolve_build_device
+from tensorbook_build.forkserver import FORKSERVER_VARIABLE
 from tensorbook_build.settings import (
     DEVICE_VARIABLE,
     EDITIONS,
@@ -216,6 +218,7 @@ def build_lock(work: Path) -> Iterator[None]:
 
 _NOT_INPUTS = {"__pycache__", ".jupyter_cache", "jupyter_execute", ".ipynb_checkpoints"}
 _FORCING = {"-E", "--fresh-env", "-a", "--write-all"}
+_FRESH_KERNELS = "tensorbook_warm_kernels=0"  # as `-D` gives it: kernels started afresh
 _QUIETNESS = {"-q", "--quiet", "-Q", "--silent", "-v", "-vv", "-vvv", "--verbose"}
 
 
@@ -320,7 +323,13 @@ def build_site(
             capture=capture,
             force=bool(_FORCING.intersection(extra)),
         )
-        results = build([SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [])
+        # the source edition's kernels are forked from a server the driver starts with
+        # its Sphinx, so that the server's imports overlap Sphinx's start
+        warm = None
+        if _FRESH_KERNELS not in extra:
+            kernels = {**environment, **kernel_environment(device, layout.src)}
+            warm = partial(forkserver.running, layout.docs, kernels, python)
+        results = build([SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [], fork_server=warm)
         if any(r.returncode != 0 for r in results):
             return results
         # The source edition has finished, so every output is in the cache: the
@@ -347,10 +356,15 @@ def _build_editions(
     environment: Mapping[str, str],
     capture: bool,
     force: bool,
+    fork_server: Callable[[], contextlib.AbstractContextManager[Path]] | None = None,
 ) -> list[EditionBuild]:
-    """Build ``languages`` side by side; skip each one whose inputs did not change."""
+    """Build ``languages`` side by side; skip each one whose inputs did not change.
+
+    The source edition, when it is built, gets a fork server from ``fork_server``.
+    """
     results: list[EditionBuild] = []
     running = []
+    servers = contextlib.ExitStack()
     try:
         for code in languages:
             stamp = site.parent / "fingerprints" / code
@@ -364,9 +378,12 @@ def _build_editions(
                 continue
             stamp.unlink(missing_ok=True)  # until this build has succeeded
             output = None if (len(languages) == 1 and not capture) else subprocess.PIPE
+            launched = dict(environment)
+            if code == SOURCE_LANGUAGE and fork_server is not None:
+                launched[FORKSERVER_VARIABLE] = str(servers.enter_context(fork_server()))
             process = subprocess.Popen(
                 command(code),
-                env=environment,
+                env=launched,
                 stdout=output,
                 stderr=subprocess.STDOUT if output else None,
                 text=True,
@@ -385,6 +402,7 @@ def _build_editions(
             if process.poll() is None:
                 process.kill()
                 process.wait()
+        servers.close()
     return results
 
 

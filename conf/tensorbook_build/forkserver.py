@@ -10,9 +10,12 @@ jupyter_client asked for, as ``python -m ipykernel_launcher -f CONNECTION_FILE``
 would. The page's own modules (``tensorbook``) are imported by the page, in the child,
 from the source the build fingerprinted.
 
-The server dies with the process that started it (Linux's parent-death signal), and
-each kernel with the server (ipykernel's parent poller), so a build that is killed
-leaves nothing behind. :class:`tensorbook_build.kernels.WarmProvisioner` is the client.
+The build driver starts the server (:func:`running`) as it starts the source
+edition's Sphinx, so that the imports overlap Sphinx's own start; a ``sphinx-build``
+run without the driver gets one from the execution extension instead. The server dies
+with the process that started it (Linux's parent-death signal), and each kernel with
+the server (ipykernel's parent poller), so a build that is killed leaves nothing
+behind. :class:`tensorbook_build.kernels.WarmProvisioner` is the client.
 """
 
 from __future__ import annotations
@@ -22,13 +25,20 @@ import ctypes
 import json
 import os
 import runpy
+import shutil
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["request", "serve"]
+__all__ = ["FORKSERVER_VARIABLE", "request", "running", "serve"]
+
+FORKSERVER_VARIABLE = "TENSORBOOK_FORKSERVER"
+"""The fork server's socket, where the build runs one; fresh kernels where it does not."""
 
 _PR_SET_PDEATHSIG = 1
 _PRELOADED = ("numpy", "torch", "matplotlib", "matplotlib.figure", "ipykernel.kernelapp")
@@ -75,6 +85,27 @@ def _become_kernel(task: dict[str, Any], server: int) -> None:
         os._exit(code)
 
 
+def _warm_up() -> None:
+    """Pay once, before any fork, for what a page's first torch error costs.
+
+    The first operation that mixes devices loads torch's meta-device kernels (about a
+    second), and IPython's first traceback through torch's own frames parses those
+    large source files (another second). Two chapters teach that error; warmed here,
+    their kernels inherit both, and print the same traceback. Only the CPU and the
+    meta device are touched (never CUDA), on three-element tensors that no thread pool
+    sees, so a child starts with no threads and no random state consumed.
+    """
+    import torch
+    from IPython.core.ultratb import AutoFormattedTB
+
+    try:
+        torch.ones(3, device="meta") + torch.ones(3)
+    except RuntimeError as error:
+        AutoFormattedTB(mode="Context").structured_traceback(
+            type(error), error, error.__traceback__
+        )
+
+
 def serve(path: Path) -> None:
     """Import, listen on ``path``, and fork a kernel for each request, until killed."""
     _die_with_parent()
@@ -82,6 +113,7 @@ def serve(path: Path) -> None:
 
     for module in _PRELOADED:
         importlib.import_module(module)
+    _warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernels are reaped as they end
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -103,6 +135,34 @@ def serve(path: Path) -> None:
                 connection.close()
                 _become_kernel(task, server)
             connection.sendall(f"{child}\n".encode())
+
+
+@contextlib.contextmanager
+def running(
+    cwd: Path, environment: Mapping[str, str], python: str = sys.executable
+) -> Iterator[Path]:
+    """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
+
+    ``cwd`` is the pages' folder, where MyST-NB runs their kernels, so that a child's
+    import path (its first entry is that folder) is a fresh kernel's; ``environment``
+    holds the kernels' variables (:func:`tensorbook_build.execute.kernel_environment`),
+    so that torch is imported with the thread count the kernels will use.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
+    socket_path = folder / "socket"
+    process = subprocess.Popen(
+        [python, "-m", __name__, str(socket_path)], cwd=cwd, env=dict(environment)
+    )
+    try:
+        yield socket_path
+    finally:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def request(path: Path, task: dict[str, Any], timeout: float = 60.0) -> str:

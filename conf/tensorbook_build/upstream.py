@@ -33,6 +33,7 @@ __all__ = [
     "MystNbParser",
     "PendingGlueReference",
     "Reach",
+    "adopt_kernel_info",
     "chinese_search",
     "container_wrapper",
     "current_signature",
@@ -148,6 +149,12 @@ REACHES = (
         names_only=True,
     ),
     Reach(
+        "jupyter_client.client:KernelClient._handle_kernel_info_reply",
+        "(self, msg: Dict[str, Any]) -> None",
+        "kernels.ReadyClient's readiness check ends as jupyter_client's own does, adopting "
+        "the kernel's protocol version from its kernel_info reply",
+    ),
+    Reach(
         "sphinx.util.math:get_node_equation_number",
         "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
         "numbered equations rendered as MathML",
@@ -207,6 +214,11 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
     original = myst_nb.core.render.coalesce_streams
     myst_nb.core.render.coalesce_streams = replacement
     return original
+
+
+def adopt_kernel_info(client: object, reply: dict[str, Any]) -> None:
+    """Let a kernel client adapt to the protocol version its kernel's ``reply`` names."""
+    client._handle_kernel_info_reply(reply)  # type: ignore[attr-defined]
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:

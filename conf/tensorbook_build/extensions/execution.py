@@ -9,8 +9,9 @@ The kernels' device and environment, and each page's cache key:
   re-reads, and so re-executes, only the pages that import it;
 * ``builder-inited``: sends the executed notebooks beside the site, not into it;
 * ``env-before-read-docs``: where pages are to be read in the source edition (the one
-  that executes), starts the fork server the kernels are forked from
-  (``tensorbook_warm_kernels``, on by default), which ``build-finished`` stops.
+  that executes) and the build driver runs no fork server, starts the one the kernels
+  are forked from (``tensorbook_warm_kernels``, on by default), which
+  ``build-finished`` stops.
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -30,6 +27,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
+from tensorbook_build import forkserver
 from tensorbook_build.execute import (
     DeviceError,
     context_cell,
@@ -52,6 +50,8 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
         raise ConfigError(str(error)) from None
     config.tensorbook_device = device
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
+    if not config.tensorbook_warm_kernels:
+        os.environ.pop(FORKSERVER_VARIABLE, None)  # fresh kernels, even under the driver
     # the pages' python3 kernel: ipykernel's, over IPC (tensorbook_build.kernels)
     specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
@@ -85,36 +85,29 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
 
     # Parallel readers (-j) would otherwise race to create the cache's tables.
     get_cache(notebook_cache_path(env)).list_cache_records()
-    if app.config.tensorbook_warm_kernels and app.config.language == SOURCE_LANGUAGE:
+    if (
+        app.config.tensorbook_warm_kernels
+        and app.config.language == SOURCE_LANGUAGE
+        and FORKSERVER_VARIABLE not in os.environ  # the build driver runs one already
+    ):
         _start_fork_server(app)
 
 
 def _start_fork_server(app: Sphinx) -> None:
     # Started before the readers fork, so that they inherit where it listens; it imports
     # while Sphinx reads, and a reader that asks for a kernel first waits for it.
-    folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
-    socket = folder / "socket"
-    # run from the pages' folder, where MyST-NB runs their kernels: the children's import
-    # path (its first entry is the folder) is then a fresh kernel's
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tensorbook_build.forkserver", str(socket)], cwd=app.srcdir
-    )
+    stack = contextlib.ExitStack()
+    socket = stack.enter_context(forkserver.running(Path(app.srcdir), os.environ))
     os.environ[FORKSERVER_VARIABLE] = str(socket)
-    app.tensorbook_fork_server = (process, folder)
+    app.tensorbook_fork_server = stack
 
 
 def _stop_fork_server(app: Sphinx, exception: Exception | None) -> None:
-    process, folder = getattr(app, "tensorbook_fork_server", (None, None))
-    if process is None:
+    stack = getattr(app, "tensorbook_fork_server", None)
+    if stack is None:
         return
     os.environ.pop(FORKSERVER_VARIABLE, None)
-    process.terminate()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=10)
-    if process.poll() is None:
-        process.kill()
-        process.wait()
-    shutil.rmtree(folder, ignore_errors=True)
+    stack.close()
 
 
 def _on_builder_inited(app: Sphinx) -> None:
