@@ -162,7 +162,8 @@ def icon_codepoints(css: str) -> set[int]:
 
 def subset_font(path: Path, codepoints: set[int]) -> None:
     """Rewrite a WOFF2 font in place with only the glyphs for ``codepoints``."""
-    font = TTFont(path)
+    # keeping the theme's own timestamp: saved with the clock's, no two builds were equal
+    font = TTFont(path, recalcTimestamp=False)
     options = subset.Options()
     options.flavor = "woff2"
     options.layout_features = ["*"]
