@@ -42,6 +42,7 @@ __all__ = [
     "failure_reporting",
     "get_node_equation_number",
     "notebook_cache_path",
+    "patch_document_defaults",
     "patch_failure_reporting",
     "patch_stream_coalescing",
     "register_search_language",
@@ -155,6 +156,13 @@ REACHES = (
         "the kernel's protocol version from its kernel_info reply",
     ),
     Reach(
+        "myst_parser.mdit_to_docutils.base:make_document",
+        "(source_path='notset', parser_cls=<class 'docutils.parsers.rst.Parser'>) "
+        "-> 'nodes.document'",
+        "replaced by one that computes docutils' default settings once: MyST makes a "
+        "throwaway document for every message a translation renders",
+    ),
+    Reach(
         "sphinx.util.math:get_node_equation_number",
         "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
         "numbered equations rendered as MathML",
@@ -219,6 +227,36 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
 def adopt_kernel_info(client: object, reply: dict[str, Any]) -> None:
     """Let a kernel client adapt to the protocol version its kernel's ``reply`` names."""
     client._handle_kernel_info_reply(reply)  # type: ignore[attr-defined]
+
+
+def patch_document_defaults() -> None:
+    """Make MyST's renderer compute docutils' default settings once per parser class.
+
+    MyST's renderer makes a fresh document, with docutils' default settings computed
+    anew (an option parser built from scratch, about a millisecond), each time it
+    renders a piece of Markdown, even when it is handed the document to render into:
+    hundreds of times in a translated edition, whose every message is rendered alone.
+    Each document still gets settings of its own, a copy of the computed defaults.
+    """
+    import copy
+    import functools
+
+    import myst_parser.mdit_to_docutils.base as myst_base
+    from docutils.frontend import get_default_settings
+    from docutils.utils import new_document
+
+    if getattr(myst_base.make_document, "computes_defaults_once", False):
+        return
+    defaults = functools.cache(get_default_settings)
+    original = myst_base.make_document
+
+    @functools.wraps(original)
+    def make_document(source_path: str = "notset", parser_cls: Any = None) -> Any:  # noqa: ANN401
+        settings = copy.deepcopy(defaults(parser_cls or original.__defaults__[1]))
+        return new_document(source_path, settings=settings)
+
+    make_document.computes_defaults_once = True  # type: ignore[attr-defined]
+    myst_base.make_document = make_document
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:

@@ -40,6 +40,7 @@ from tensorbook_build.upstream import (
     chinese_search,
     docname_to_domain,
     extract_messages,
+    patch_document_defaults,
     register_search_language,
 )
 
@@ -273,6 +274,8 @@ def _on_html_page_context(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the checks, the transform and the switcher's context."""
+    # a translated edition renders each of its messages as a document of its own
+    patch_document_defaults()
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
     app.connect("doctree-resolved", _translate_outputs)
