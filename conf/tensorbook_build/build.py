@@ -25,7 +25,6 @@ import hashlib
 import importlib.metadata
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from tensorbook_build import forkserver
+from tensorbook_build import forkserver, launch
 from tensorbook_build.execute import DeviceError, kernel_environment, resolve_build_device
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE
 from tensorbook_build.settings import (
@@ -377,17 +376,11 @@ def _build_editions(
                 results.append(EditionBuild(code, 0, note))
                 continue
             stamp.unlink(missing_ok=True)  # until this build has succeeded
-            output = None if (len(languages) == 1 and not capture) else subprocess.PIPE
+            piped = capture or len(languages) > 1  # side by side, each one's output apart
             launched = dict(environment)
             if code == SOURCE_LANGUAGE and fork_server is not None:
                 launched[FORKSERVER_VARIABLE] = str(servers.enter_context(fork_server()))
-            process = subprocess.Popen(
-                command(code),
-                env=launched,
-                stdout=output,
-                stderr=subprocess.STDOUT if output else None,
-                text=True,
-            )
+            process = launch.start(command(code), launched, capture=piped, conf=layout.conf)
             running.append((code, process, stamp, fingerprint))
         for code, process, stamp, fingerprint in running:
             printed, _ = process.communicate()

@@ -1,0 +1,57 @@
+"""The driver forks each edition's Sphinx from itself, warm, where that is safe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from tensorbook_build.launch import can_fork
+from tensorbook_build.settings import LAYOUT
+
+# Run in a new interpreter: a test runner has threads of its own, which forking must not
+# copy (and Python 3.12 warns about); the build driver has none.
+PROBE = textwrap.dedent(
+    """
+    import json, os, sys
+    from tensorbook_build import launch
+    results = []
+    for arguments in {arguments}:
+        command = [sys.executable, "-m", "sphinx", *arguments]
+        process = launch.start(command, os.environ, capture=True,
+                               conf=launch.Path({conf!r}))
+        printed, _ = process.communicate()
+        results.append([type(process).__name__, process.returncode, printed])
+    print(json.dumps(results))
+    """
+)
+
+
+def _probe(*arguments: list[str]) -> list[list]:
+    code = PROBE.format(arguments=repr(arguments), conf=str(LAYOUT.conf))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_would():
+    (version, failed) = _probe(["--version"], ["-b", "no-such-builder", "docs", "out"])
+    assert version[:2] == ["Forked", 0]
+    assert version[2].startswith("sphinx-build ")
+    assert failed[0] == "Forked"
+    new = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "no-such-builder", "docs", "out"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    assert failed[1] == new.returncode != 0
+    assert failed[2].splitlines()[:4] == new.stdout.splitlines()[:4]  # the same error
+
+
+def test_only_this_interpreter_s_sphinx_is_forked():
+    assert not can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
+    assert not can_fork([sys.executable, "-m", "pytest"])
