@@ -6,7 +6,7 @@ of ``python -c "import torch"`` measured in the same run, so that figures taken 
 busy or a fast machine can be read against each other. The builds work on a temporary
 copy of docs/, conf/ and src/, so the edits they make never touch the checkout:
 
-1. a cold build of every edition: no output, no cache;
+1. ``nox -s docs`` from cold, end to end: every edition, no output, no cache;
 2. ``nox -s docs`` with nothing changed, end to end (nox, its environment, the build);
 3. a rebuild after a prose edit to one page (the source edition: the new sentence is
    not translated yet, which fails a translation, as it should);
@@ -131,17 +131,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         seconds = _median_seconds(args.runs, prepare, bench.recording(run))
         _report(label, seconds, torch_seconds, bench.executed)
 
-    figure(f"cold build, {' + '.join(LANGUAGES)}", cold, bench.build_once)
-
-    # nox -s docs, end to end, on this copy's build folder (the same pages, so the same
-    # cached outputs): its first run installs the environment where there is none yet
-    # and builds the folder for the checkout's paths, and is not timed
+    # nox -s docs, end to end, into this copy's build folder (the checkout's pages, the
+    # same as the copy's until the edits below): its first run installs the environment
+    # where there is none yet, and is not timed
     nox = [sys.executable, "-m", "nox", "-s", "docs", "--", "--site", str(bench.build / "html")]
 
     def nox_docs() -> None:
         subprocess.run(nox, cwd=LAYOUT.root, check=True, capture_output=True)
 
     nox_docs()
+    figure(f"nox -s docs, cold ({' + '.join(LANGUAGES)})", cold, nox_docs)
     figure("nox -s docs, nothing changed", _never, nox_docs)
 
     def source_edition() -> None:
