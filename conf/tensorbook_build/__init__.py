@@ -13,8 +13,9 @@ The modules read as the build's pipeline, in this order:
 ``site``, ``links``
     the files around the editions (language index, 404 page, sitemap) and the
     link check;
-``build``
-    the driver that runs Sphinx for each edition (``python -m tensorbook_build``);
+``build``, ``launch``
+    the driver that runs Sphinx for each edition (``python -m tensorbook_build``), and
+    how it starts each one (forked from itself, with Sphinx already imported);
 ``translate``
     the catalogs' refresh and the staleness gate.
 

@@ -3,7 +3,9 @@
 The kernels' device and environment, and each page's cache key:
 
 * ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be
-  had) and sets the kernels' environment and their kernel spec (IPC, not TCP);
+  had) and sets the kernels' environment and their kernel spec (IPC, not TCP), and
+  the context whose change makes Sphinx read every page again (the device, torch, the
+  build's own code);
 * ``source-read``: appends the hidden context cell to every MyST-NB page and tells
   Sphinx that the page depends on the modules it imports, so that editing one
   re-reads, and so re-executes, only the pages that import it;
@@ -17,6 +19,7 @@ The kernels' device and environment, and each page's cache key:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.metadata
 import os
 from pathlib import Path
@@ -60,7 +63,30 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     torch_version = importlib.metadata.version("torch")
     # a change of any of these makes Sphinx re-read every page, and so re-key every notebook
     config.tensorbook_context = f"device {device}, torch {torch_version}, {KERNEL_THREADS} threads"
+    # ... and so does an edit to the build's own code: Sphinx would otherwise keep the
+    # pages it read with the old extensions, and write only those whose source changed
+    config.tensorbook_build_code = code_digest(Path(__file__).resolve().parents[1])
     logger.info("tensorbook: executing pages on %s with torch %s", device, torch_version)
+
+
+def code_digest(package: Path) -> str:
+    """A hash of the Python files of ``package``, the build's code the pages go through.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "a.py").write_text("x = 1")
+    ...     before = code_digest(Path(tmp))
+    ...     _ = (Path(tmp) / "a.py").write_text("x = 2")
+    ...     before != code_digest(Path(tmp))
+    True
+    """
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(f"\0{path.relative_to(package)}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
@@ -123,6 +149,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("tensorbook_device", "cpu", "env", types=[str])
     app.add_config_value("tensorbook_src_dir", str(LAYOUT.src), "env", types=[str])
     app.add_config_value("tensorbook_context", "", "env", types=[str])
+    app.add_config_value("tensorbook_build_code", "", "env", types=[str])
     app.add_config_value("tensorbook_output_folder", "", "env", types=[str])
     # kernels forked from a warm server (tensorbook_build.forkserver); 0 starts each afresh,
     # which gives the same pages (tests/test_book.py builds the book both ways)
