@@ -328,7 +328,11 @@ def build_site(
         if _FRESH_KERNELS not in extra:
             kernels = {**environment, **kernel_environment(device, layout.src)}
             warm = partial(forkserver.running, layout.docs, kernels, python)
-        results = build([SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [], fork_server=warm)
+        results = build(
+            [SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [],
+            fork_server=warm,
+            meanwhile=partial(launch.prepare, layout.conf, translations),
+        )
         if any(r.returncode != 0 for r in results):
             return results
         # The source edition has finished, so every output is in the cache: the
@@ -356,10 +360,12 @@ def _build_editions(
     capture: bool,
     force: bool,
     fork_server: Callable[[], contextlib.AbstractContextManager[Path]] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[EditionBuild]:
     """Build ``languages`` side by side; skip each one whose inputs did not change.
 
-    The source edition, when it is built, gets a fork server from ``fork_server``.
+    The source edition, when it is built, gets a fork server from ``fork_server``;
+    ``meanwhile`` runs once the editions have started, if any has.
     """
     results: list[EditionBuild] = []
     running = []
@@ -382,6 +388,8 @@ def _build_editions(
                 launched[FORKSERVER_VARIABLE] = str(servers.enter_context(fork_server()))
             process = launch.start(command(code), launched, capture=piped, conf=layout.conf)
             running.append((code, process, stamp, fingerprint))
+        if running and meanwhile is not None:
+            meanwhile()
         for code, process, stamp, fingerprint in running:
             printed, _ = process.communicate()
             if printed is not None and not capture:

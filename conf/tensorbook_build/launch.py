@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["Forked", "can_fork", "start"]
+__all__ = ["Forked", "can_fork", "prepare", "start", "warm_up"]
 
 _SPHINX = ("-m", "sphinx")
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
@@ -84,6 +84,20 @@ def warm_up(conf: Path) -> None:
     for module in _modules(conf):
         with contextlib.suppress(ImportError):  # the child reports it, as Sphinx would
             importlib.import_module(module)
+
+
+def prepare(conf: Path, languages: Sequence[str]) -> None:
+    """Load, while the source edition builds, what the editions in ``languages`` need.
+
+    Their Sphinx, forked from this process next, then finds it in memory; where this
+    process cannot fork, there is nothing to share, and nothing is loaded.
+    """
+    if not languages or _threads() != 1:
+        return
+    warm_up(conf)
+    from tensorbook_build.extensions.editions import warm_up as warm_up_search
+
+    warm_up_search(languages)
 
 
 class Forked:
