@@ -88,22 +88,17 @@ def _become_kernel(task: dict[str, Any], server: int) -> None:
 def _warm_up() -> None:
     """Pay once, before any fork, for what a page's first torch error costs.
 
-    The first operation that mixes devices loads torch's meta-device kernels (about a
-    second), and IPython's first traceback through torch's own frames parses those
-    large source files (another second). Two chapters teach that error; warmed here,
-    their kernels inherit both, and print the same traceback. Only the CPU and the
-    meta device are touched (never CUDA), on three-element tensors that no thread pool
-    sees, so a child starts with no threads and no random state consumed.
+    The first operation that mixes devices loads torch's meta-device kernels, about a
+    second; two chapters teach that error, and torch.func and the profiler use those
+    kernels too. Warmed here, the kernels inherit them. Only the CPU and the meta
+    device are touched (never CUDA), on three-element tensors that no thread pool
+    sees, so a child starts with no threads and no random state consumed. (IPython's
+    tracebacks need no warming: the pages show a taught error as one line.)
     """
     import torch
-    from IPython.core.ultratb import AutoFormattedTB
 
-    try:
+    with contextlib.suppress(RuntimeError):
         torch.ones(3, device="meta") + torch.ones(3)
-    except RuntimeError as error:
-        AutoFormattedTB(mode="Context").structured_traceback(
-            type(error), error, error.__traceback__
-        )
 
 
 def serve(path: Path) -> None:
