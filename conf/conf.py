@@ -38,6 +38,7 @@ extensions = [
     "tensorbook_build.extensions.assets",  # only the CSS and icon glyphs the site uses
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
+    "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.links",  # a link to nowhere fails the build
     "tensorbook_build.extensions.glue",  # glued figures need no outputs for the catalogs
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
@@ -110,6 +111,8 @@ html_theme_options = {
         "language-switcher.html",
         "article-header-buttons.html",
     ],
+    # the theme's author and copyright, then what the page was built from
+    "footer_content_items": ["author.html", "copyright.html", "provenance.html"],
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,

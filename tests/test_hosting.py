@@ -59,6 +59,7 @@ def test_workflow_builds_with_the_readme_command_and_deploys_build_html():
     assert readme_command("docs") in runs
     build_step = next(s for s in build["steps"] if s.get("run") == readme_command("docs"))
     assert "steps.pages.outputs.base_url" in build_step["env"]["TENSORBOOK_BASE_URL"]
+    assert "github.repository" in build_step["env"]["TENSORBOOK_REPOSITORY"]
     upload = next(s for s in build["steps"] if "upload-pages-artifact" in s.get("uses", ""))
     assert upload["with"]["path"] == "build/html"
     deploy = workflow["jobs"]["deploy"]

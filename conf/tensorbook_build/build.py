@@ -35,6 +35,7 @@ from pathlib import Path
 from tensorbook_build import forkserver, launch
 from tensorbook_build.execute import DeviceError, kernel_environment, resolve_build_device
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE
+from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
     DEVICE_VARIABLE,
     EDITIONS,
@@ -228,7 +229,8 @@ def edition_fingerprint(
 
     The sphinx-build command, every file of the pages (the source edition leaves the
     catalogs out), of ``conf/`` and of ``src/``, the Python and every installed
-    distribution's version, and the base URL the site is published at.
+    distribution's version, the base URL the site is published at, the repository it
+    reports to, and the commit its footers name.
     """
     digest = hashlib.sha256()
     digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
@@ -249,8 +251,11 @@ def edition_fingerprint(
         f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
     )
     digest.update("\0".join([platform.python_version(), *versions]).encode())
-    for variable in ("TENSORBOOK_BASE_URL", "READTHEDOCS_CANONICAL_URL"):
+    for variable in ("TENSORBOOK_BASE_URL", "READTHEDOCS_CANONICAL_URL", REPOSITORY_VARIABLE):
         digest.update(f"\0{variable}={environ.get(variable, '')}".encode())
+    # every page's footer names the commit, which a commit that touched none of the
+    # files above changes all the same
+    digest.update(f"\0{source_commit(layout.root, SOURCES, environ)}".encode())
     return digest.hexdigest()
 
 

@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 from tensorbook.environment import DEVICE_VARIABLE
@@ -137,7 +138,7 @@ def resolve_device(spec: str | torch.device | None = None) -> torch.device:
 
 
 def describe_device(device: torch.device) -> str:
-    """Say what runs code on ``device``: its name, the torch version, the threads.
+    """Say what runs code on ``device``: its name, and the torch, threads, Python, NumPy.
 
     This is the device line that every page of the book prints near its top; its
     words are :mod:`tensorbook.wording`'s, which a translated edition translates.
@@ -151,15 +152,16 @@ def describe_device(device: torch.device) -> str:
     -------
     str
         One line, for example
-        ``Executed on CPU (x86_64) · torch 2.13.0+cpu · 2 CPU threads``.
+        ``Executed on CPU (x86_64) · torch 2.13.0+cpu · 2 CPU threads · Python 3.11.7 ·
+        NumPy 2.3.5``; on a GPU, its name and CUDA version.
 
     Examples
     --------
     >>> line = describe_device(torch.device("cpu"))
     >>> line.startswith("Executed on CPU (")
     True
-    >>> f"torch {torch.__version__}" in line
-    True
+    >>> f"torch {torch.__version__}" in line, f"Python {platform.python_version()}" in line
+    (True, True)
     """
     count = torch.get_num_threads()
     threads = fill(THREADS if count != 1 else THREAD, count=count)
@@ -169,7 +171,14 @@ def describe_device(device: torch.device) -> str:
         where = fill(ON_GPU, name=name, index=index, cuda=torch.version.cuda)
     else:
         where = fill(ON_CPU, machine=platform.machine() or "unknown architecture")
-    return fill(DEVICE_LINE, where=where, torch=torch.__version__, threads=threads)
+    return fill(
+        DEVICE_LINE,
+        where=where,
+        torch=torch.__version__,
+        threads=threads,
+        python=platform.python_version(),
+        numpy=np.__version__,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

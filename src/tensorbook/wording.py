@@ -8,9 +8,9 @@ words are kept here once; they import nothing, so the build can read them cheapl
 Examples
 --------
 >>> line = fill(DEVICE_LINE, where=fill(ON_CPU, machine="x86_64"), torch="2.13.0",
-...             threads=fill(THREADS, count=2))
+...             threads=fill(THREADS, count=2), python="3.11.7", numpy="2.3.5")
 >>> line
-'Executed on CPU (x86_64) · torch 2.13.0 · 2 CPU threads'
+'Executed on CPU (x86_64) · torch 2.13.0 · 2 CPU threads · Python 3.11.7 · NumPy 2.3.5'
 >>> parse(DEVICE_LINE, line)["where"]
 'CPU (x86_64)'
 >>> parse(DEVICE_LINE, "something else") is None
@@ -25,8 +25,9 @@ from functools import cache
 
 __all__ = ["DEVICE_LINE", "ON_CPU", "ON_GPU", "TEMPLATES", "THREAD", "THREADS", "fill", "parse"]
 
-DEVICE_LINE = "Executed on {where} · torch {torch} · {threads}"
-"""The line every page prints first: where its code ran, with which torch and threads."""
+DEVICE_LINE = "Executed on {where} · torch {torch} · {threads} · Python {python} · NumPy {numpy}"
+"""The line every page prints first: where its code ran, with which torch, threads,
+Python and NumPy (a GPU's CUDA version is in :data:`ON_GPU`)."""
 ON_CPU = "CPU ({machine})"
 ON_GPU = "GPU {name} (cuda:{index}, CUDA {cuda})"
 THREAD = "{count} CPU thread"

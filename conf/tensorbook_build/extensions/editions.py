@@ -234,12 +234,12 @@ def translate_program_line(line: str, translate: Callable[[str], str]) -> str:
 
     Examples
     --------
-    >>> words = {"Executed on {where} · torch {torch} · {threads}":
-    ...              "运行于 {where} · torch {torch} · {threads}",
+    >>> words = {DEVICE_LINE: "运行于 {where} · torch {torch} · {threads} · Python {python}"
+    ...                       " · NumPy {numpy}",
     ...          "{count} CPU thread": "{count} 个 CPU 线程"}
-    >>> translate_program_line("Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread",
-    ...                        lambda m: words.get(m, m))
-    '运行于 CPU (x86_64) · torch 2.13.0 · 1 个 CPU 线程'
+    >>> translate_program_line("Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread"
+    ...                        " · Python 3.11.7 · NumPy 2.3.5", lambda m: words.get(m, m))
+    '运行于 CPU (x86_64) · torch 2.13.0 · 1 个 CPU 线程 · Python 3.11.7 · NumPy 2.3.5'
     >>> translate_program_line("tensor([1., 2.])", lambda m: m)
     'tensor([1., 2.])'
     """

@@ -1,0 +1,83 @@
+"""Sphinx adapter for :mod:`tensorbook_build.provenance`: every page's footer.
+
+* ``config-inited``: reads the commit the source is (a change of it rewrites the
+  pages, re-reading and re-executing nothing) and the repository to report to;
+* ``doctree-resolved``: notes the page's device line, before a translated edition
+  puts it into its own words (a report is read by the book's maintainers);
+* ``html-page-context``: gives ``provenance.html`` (``conf/_templates``) the version,
+  the commit and, where a repository is configured, the page's report link.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+from tensorbook.wording import DEVICE_LINE, parse
+from tensorbook_build.provenance import (
+    SOURCES,
+    Commit,
+    report_url,
+    repository_url,
+    source_commit,
+)
+
+_DEVICE_LINE = "tensorbook_device_line"
+
+
+def _on_config_inited(app: Sphinx, config: Config) -> None:
+    commit = source_commit(Path(app.srcdir).parent, SOURCES)
+    config.tensorbook_commit = (
+        "" if commit is None else f"{commit.sha} {commit.date} {int(commit.modified)}"
+    )
+    if not config.tensorbook_repository:
+        config.tensorbook_repository = repository_url()
+
+
+def _commit(config: Config) -> Commit | None:
+    if not config.tensorbook_commit:
+        return None
+    sha, date, modified = config.tensorbook_commit.split(" ")
+    return Commit(sha, date, modified=modified == "1")
+
+
+def _note_device_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    for block in doctree.findall(nodes.literal_block):
+        if "output" in block["classes"]:
+            line = block.astext().split("\n", 1)[0]
+            if parse(DEVICE_LINE, line) is not None:
+                doctree[_DEVICE_LINE] = line
+                return
+
+
+def _on_html_page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
+    config = app.config
+    commit = _commit(config)
+    context["tensorbook_version"] = config.release
+    context["tensorbook_commit"] = commit
+    context["tensorbook_report"] = ""
+    if config.tensorbook_repository and doctree is not None:
+        page = f"{config.tensorbook_base_url}{config.language}/{pagename}.html"
+        context["tensorbook_report"] = report_url(
+            config.tensorbook_repository,
+            page=page,
+            language=config.language,
+            commit=commit,
+            device_line=doctree.get(_DEVICE_LINE, ""),
+        )
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register the configuration values and the handlers."""
+    app.add_config_value("tensorbook_commit", "", "html", types=[str])
+    # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
+    app.add_config_value("tensorbook_repository", "", "html", types=[str])
+    app.connect("config-inited", _on_config_inited)
+    app.connect("doctree-resolved", _note_device_line, priority=400)  # before editions'
+    app.connect("html-page-context", _on_html_page_context)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

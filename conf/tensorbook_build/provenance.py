@@ -1,0 +1,148 @@
+"""What a page says about the source it was built from, and where to report a problem.
+
+Every page's footer names the book's version and the commit its source is, with the
+commit's own date: not the build's clock, so that two builds of one commit are the
+same bytes. A tree with uncommitted changes says so. Where no commit can be read (a
+copy without git, such as a source archive), ``TENSORBOOK_COMMIT`` and
+``TENSORBOOK_COMMIT_DATE`` name it, else the footer says that it is not known.
+
+Where the configuration names the repository (``TENSORBOOK_REPOSITORY``, which the
+GitHub Pages workflow sets), the footer also links "Report a problem with this page"
+to a new issue there, prefilled with the page, the edition's language, the commit and
+the page's device line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+__all__ = [
+    "COMMIT_DATE_VARIABLE",
+    "COMMIT_VARIABLE",
+    "REPOSITORY_VARIABLE",
+    "SOURCES",
+    "Commit",
+    "report_url",
+    "repository_url",
+    "source_commit",
+]
+
+COMMIT_VARIABLE = "TENSORBOOK_COMMIT"
+COMMIT_DATE_VARIABLE = "TENSORBOOK_COMMIT_DATE"
+REPOSITORY_VARIABLE = "TENSORBOOK_REPOSITORY"
+SOURCES = ("docs", "conf", "src")
+"""The folders whose uncommitted changes a build's pages show."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The commit a build's source is, as its pages name it."""
+
+    sha: str
+    date: str  # the commit's date, YYYY-MM-DD
+    modified: bool = False  # the tree had uncommitted changes
+
+    @property
+    def short(self) -> str:
+        """The first twelve characters of the commit's hash.
+
+        Examples
+        --------
+        >>> Commit("0123456789abcdef0123", "2026-11-22").short
+        '0123456789ab'
+        """
+        return self.sha[:12]
+
+
+def _git(root: Path, *arguments: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *arguments],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def source_commit(
+    root: Path, paths: tuple[str, ...] = (), environ: Mapping[str, str] = os.environ
+) -> Commit | None:
+    """The commit ``root`` is checked out at, or the one the environment names.
+
+    ``paths`` (relative to ``root``) are the folders whose uncommitted changes mark the
+    build as modified; with none, any change in the tree does. ``None`` where neither
+    git nor the environment says.
+    """
+    sha = _git(root, "rev-parse", "--verify", "HEAD")
+    if sha:
+        date = _git(root, "log", "-1", "--format=%cs", sha) or ""
+        status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *paths)
+        return Commit(sha, date, modified=bool(status))
+    named = environ.get(COMMIT_VARIABLE, "").strip()
+    if named:
+        return Commit(named, environ.get(COMMIT_DATE_VARIABLE, "").strip())
+    return None
+
+
+def repository_url(environ: Mapping[str, str] = os.environ) -> str:
+    """The repository readers report problems to (no trailing slash), or ``""``: none.
+
+    Examples
+    --------
+    >>> repository_url({"TENSORBOOK_REPOSITORY": "https://github.com/o/tensorbook/ "})
+    'https://github.com/o/tensorbook'
+    >>> repository_url({})
+    ''
+    """
+    return environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
+
+
+def report_url(
+    repository: str, *, page: str, language: str, commit: Commit | None, device_line: str
+) -> str:
+    """A new issue in ``repository``, prefilled with what a maintainer needs to look.
+
+    Examples
+    --------
+    >>> url = report_url("https://github.com/o/tensorbook", page="https://x/en/cuda.html",
+    ...                  language="en", commit=Commit("abc", "2026-11-22"),
+    ...                  device_line="Executed on CPU (x86_64)")
+    >>> url.split("?")[0]
+    'https://github.com/o/tensorbook/issues/new'
+    >>> from urllib.parse import parse_qs, urlsplit
+    >>> print(parse_qs(urlsplit(url).query)["body"][0])
+    Page: https://x/en/cuda.html
+    Language: en
+    Commit: abc (2026-11-22)
+    Device line: Executed on CPU (x86_64)
+    <BLANKLINE>
+    What is wrong:
+    """
+    if commit is None:
+        built_from = "not known"
+    else:
+        built_from = f"{commit.sha} ({commit.date})" + (
+            " with uncommitted changes" if commit.modified else ""
+        )
+    body = "\n".join(
+        [
+            f"Page: {page}",
+            f"Language: {language}",
+            f"Commit: {built_from}",
+            f"Device line: {device_line or 'none on this page'}",
+            "",
+            "What is wrong:",
+        ]
+    )
+    name = page.rstrip("/").rsplit("/", 1)[-1].removesuffix(".html")
+    query = urlencode({"title": f"{name} ({language}): ", "body": body}, quote_via=quote)
+    return f"{repository}/issues/new?{query}"
