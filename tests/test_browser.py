@@ -10,7 +10,9 @@ each page.
 
 from __future__ import annotations
 
+import io
 import re
+import statistics
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -274,3 +276,47 @@ def test_front_door_opens_the_readers_edition(browser, served, locale, edition):
         assert [p for p in record.problems() if p != itself] == []
     finally:
         context.close()
+
+
+FIGURE_PAGE = "tensors_by_hand"
+PAGE_BACKGROUND = "() => getComputedStyle(document.body).backgroundColor"
+
+
+def _luminance(rgb: tuple[int, ...]) -> float:
+    """WCAG's relative luminance of an sRGB colour."""
+    channels = [c / 255 for c in rgb[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(first: float, second: float) -> float:
+    """WCAG's contrast ratio of two luminances."""
+    return (max(first, second) + 0.05) / (min(first, second) + 0.05)
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_a_figure_reads_in_either_mode(browser, served, mode):
+    """A figure's ink stands out from its background, and its background is the page's
+    own tone: no pale card glaring from a dark page (the theme's default for outputs)."""
+    from PIL import Image
+
+    context = browser.new_context(color_scheme=mode)
+    try:
+        page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/{FIGURE_PAGE}.html")
+        assert page.evaluate("document.documentElement.dataset.theme") == mode
+        figure = page.locator("article .cell_output img").first
+        figure.scroll_into_view_if_needed()
+        shot = Image.open(io.BytesIO(figure.screenshot())).convert("RGB")
+        background = re.findall(r"\d+", page.evaluate(PAGE_BACKGROUND))
+    finally:
+        context.close()
+    raw = shot.tobytes()  # RGB, three bytes a pixel
+    luminances = sorted(_luminance(tuple(raw[i : i + 3])) for i in range(0, len(raw), 3))
+    # the figure's own background is what most of it is; its ink, the pixels farthest
+    # from that, on whichever side (dark ink on light, or light on dark)
+    own = statistics.median(luminances)
+    tail = len(luminances) // 200
+    ink = max(luminances[tail], luminances[-1 - tail], key=lambda lum: _contrast(lum, own))
+    page_luminance = _luminance(tuple(int(c) for c in background[:3]))
+    assert _contrast(ink, own) >= 4.5, (mode, ink, own)
+    assert _contrast(own, page_luminance) <= 1.5, (mode, own, page_luminance)
