@@ -8,23 +8,35 @@ runs there in a fresh kernel, and every script with that environment's Python.
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import shutil
 import subprocess
 import venv
 from pathlib import Path
+from urllib.request import urlopen
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import tensorbook
 from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook.wording import DEVICE_LINE, parse
+from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
+from tensorbook_build.downloads import FOLDER
 from tensorbook_build.settings import LAYOUT
+from tensorbook_build.site import site_base_url
+from tensorbook_build.tools.server import serve
 from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tensorbook_build.wheel import FOLDER as WHEELS
+from tensorbook_build.wheel import wheel_name
 
 pytestmark = pytest.mark.book
 
+WHEEL_URL = f"{site_base_url({})}{WHEELS}/{wheel_name(tensorbook.__version__)}"
 KERNEL = "tensorbook-runtime"
 """The runtime environment's kernel, found through JUPYTER_PATH."""
 
@@ -77,13 +89,42 @@ def test_every_chapter_offers_a_notebook_and_a_script(built_book, language):
         assert f'href="downloads/tensorbook-{chapter}.ipynb"' in page
         assert f'href="downloads/tensorbook-{chapter}.py"' in page
         notebook = nbformat.read(folder / f"tensorbook-{chapter}.ipynb", as_version=4)
-        first = notebook.cells[0]
+        first, install = notebook.cells[:2]
         assert first.cell_type == "markdown"
-        assert "pip install ." in first.source
+        assert f"<{WHEEL_URL}>" in first.source  # the default base URL: a local build's
+        assert install.cell_type == "code"
+        assert f'"{WHEEL_URL}"' in install.source
+        assert f'WANTED = "{tensorbook.__version__}"' in install.source
         code = [c for c in notebook.cells if c.cell_type == "code"]
-        assert code, "no code in a chapter"
-        assert "page.start()" in code[0].source, "the page's set-up cell is missing"
+        assert "page.start()" in code[1].source, "the page's set-up cell is missing"
         assert all(not c.get("outputs") for c in code), "a download must not carry outputs"
+    assert (built_book / "html" / WHEELS / wheel_name(tensorbook.__version__)).is_file()
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(built_book, language):
+    notebook = nbformat.read(
+        _downloads(built_book, language) / "tensorbook-speed.ipynb", as_version=4
+    )
+    words, book, intro, again = notebook.cells[-4:]
+    assert [c.cell_type for c in (words, book, intro, again)] == [
+        "markdown",
+        "code",
+        "markdown",
+        "code",
+    ]
+    assert again.source == "timings = speed.sweep(device)\nprint(speed.table(timings))"
+    shown = (built_book / "html" / language / "speed.html").read_text(encoding="utf-8")
+    printed = book.source.splitlines()[1:-2]  # between BOOK = """ and its closing quotes
+    device_line, table = printed[0], printed[1:]
+    assert parse(DEVICE_LINE, device_line) is not None  # the English line, in every edition
+    assert len(table) > 2
+    for line in table:  # each line the page printed for the sweep
+        assert html.escape(line, quote=False) in shown, line
+    if language == SOURCE_LANGUAGE:
+        assert html.escape(device_line, quote=False) in shown
+    else:
+        assert "Your machine beside the book's" not in words.source  # in its own words
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -141,3 +182,67 @@ def test_translated_notebooks_carry_the_translated_prose(built_book):
             left = [m for m, t in messages.items() if m != t and len(m) > 12 and m in prose]
             assert left == [], f"{language}/{chapter}: English left in the notebook"
             assert any(t in prose for t in messages.values()), f"{chapter}: nothing translated"
+
+
+@pytest.mark.slow
+def test_a_download_installs_the_book_s_wheel_from_the_served_site(built_book, tmp_path):
+    """As a reader of the published site meets it: the chapter's notebook, fetched from
+    the site, installs the package from the site's own address into an environment that
+    lacks it, checks its version and runs. The site is this book built for that address
+    (its outputs reused from the cache, so nothing executes again)."""
+    work = tmp_path / "book"
+    shutil.copytree(built_book / ".jupyter_cache", work / ".jupyter_cache")
+    reader = tmp_path / "reader"
+    venv.EnvBuilder(with_pip=True).create(reader / "venv")
+    python = reader / "venv" / "bin" / "python"
+    # what the package needs, pinned as the book pins it, and a kernel; not the package
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-c", str(ROOT / "conf" / "constraints.txt"), "torch", "numpy", "matplotlib",
+         "ipykernel"],
+        check=True,
+    )  # fmt: skip
+    # the server is started first, so that the book is built for its address; until
+    # the build writes the front door, a placeholder stands in for it
+    (work / "html").mkdir()
+    (work / "html" / "index.html").write_text("building", encoding="utf-8")
+    with serve(work / "html") as served:
+        built = build_site(
+            work / "html",
+            [SOURCE_LANGUAGE],
+            env={"TENSORBOOK_BASE_URL": served.base_url},
+            capture=True,
+        )[-1]
+        assert built.returncode == 0, built.output
+        address = f"{served.base_url}{SOURCE_LANGUAGE}/{FOLDER}/tensorbook-tensors.ipynb"
+        with urlopen(address, timeout=30) as response:
+            notebook = nbformat.reads(response.read().decode("utf-8"), as_version=4)
+        wheel_url = f"{served.base_url}{WHEELS}/{wheel_name(tensorbook.__version__)}"
+        assert f'"{wheel_url}"' in notebook.cells[1].source
+        _run_notebook(notebook, python, reader)
+    installed = subprocess.run(  # from the reader's folder: nothing of the checkout's
+        [str(python), "-c", DIRECT_URL], capture_output=True, text=True, check=True, cwd=reader
+    ).stdout
+    assert json.loads(installed)["url"] == wheel_url  # from the site, nowhere else
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "raises-exception" not in cell.metadata.get("tags", []):
+            assert not any(o.output_type == "error" for o in cell.outputs), cell.source
+
+
+DIRECT_URL = "import importlib.metadata as m; print(m.distribution('tensorbook').read_text('direct_url.json'))"
+
+
+def _run_notebook(notebook: nbformat.NotebookNode, python: Path, folder: Path) -> None:
+    """Run ``notebook`` in a kernel of the environment of ``python``."""
+    spec = folder / "kernels" / "reader"
+    spec.mkdir(parents=True)
+    argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    previous = os.environ.copy()
+    os.environ.update({"JUPYTER_PATH": str(folder), "MPLBACKEND": "Agg"})
+    os.environ.pop(DEVICE_VARIABLE, None)
+    try:
+        NotebookClient(notebook, kernel_name="reader", timeout=600).execute(cwd=str(folder))
+    finally:
+        os.environ.clear()
+        os.environ.update(previous)

@@ -14,16 +14,104 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import jupytext
 import nbformat
 
-__all__ = ["FOLDER", "download_name", "notebook_for", "script_for", "translate_markdown"]
+__all__ = [
+    "COMPARE",
+    "FOLDER",
+    "comparison_cells",
+    "download_name",
+    "install_code",
+    "notebook_for",
+    "script_for",
+    "translate_markdown",
+]
 
 FOLDER = "downloads"
 """The folder of an edition that holds its downloads."""
 TAUGHT_ERROR = "raises-exception"
+COMPARE = "reader-compare"
+"""The tag of a cell whose printed figures a download sets beside the reader's own."""
+
+
+def _printing(text: str) -> str:
+    """Code that prints ``text``: as it reads, in a triple-quoted string, where it can be."""
+    if '"""' in text or "\\" in text:
+        return f"print({text!r})"
+    return f'BOOK = """\n{text}\n"""\nprint(BOOK.strip())'
+
+
+def install_code(wheel_url: str, version: str) -> str:
+    """The first code cell of a download: the package that made the pages, from the site.
+
+    It installs the wheel at ``wheel_url`` unless ``version`` is installed already, then
+    stops, saying what to do, if another version is what Python imports.
+
+    Examples
+    --------
+    >>> code = install_code("https://x.org/book/wheels/t.whl", "1.2")
+    >>> 'WANTED = "1.2"' in code, '"https://x.org/book/wheels/t.whl"' in code
+    (True, True)
+    """
+    return textwrap.dedent(
+        f"""\
+        # tensorbook {version}, the version that made the book's pages, from the book's site
+        import importlib
+        import importlib.metadata
+        import subprocess
+        import sys
+
+        WANTED = "{version}"
+        try:
+            INSTALLED = importlib.metadata.version("tensorbook")
+        except importlib.metadata.PackageNotFoundError:
+            INSTALLED = None
+        if INSTALLED != WANTED:
+            subprocess.check_call([sys.executable, "-m", "pip", "install", "{wheel_url}"])
+            importlib.invalidate_caches()
+
+        import tensorbook
+
+        if tensorbook.__version__ != WANTED:
+            raise RuntimeError(
+                f"this chapter was made with tensorbook {{WANTED}}, and Python imports "
+                f"{{tensorbook.__version__}}: restart the kernel and run this cell again"
+            )"""
+    )
+
+
+def comparison_cells(
+    page: nbformat.NotebookNode, book: Sequence[str], words: tuple[str, str]
+) -> list[nbformat.NotebookNode]:
+    """The closing cells that set the book's figures beside the reader's own.
+
+    ``book`` is what the book's build printed: its device line, then the output of each
+    cell of ``page`` tagged :data:`COMPARE`. The cells print it, then run those cells
+    again on the reader's machine; ``words`` are the two Markdown cells that introduce
+    them, in the edition's language. No tagged cell, no closing cells.
+
+    Examples
+    --------
+    >>> page = nbformat.v4.new_notebook(cells=[
+    ...     nbformat.v4.new_code_cell("print(2 + 2)", metadata={"tags": [COMPARE]})])
+    >>> cells = comparison_cells(page, ["Executed on CPU", "4"], ("A", "B"))
+    >>> [c.source if c.cell_type == "markdown" else c.source.splitlines()[-1] for c in cells]
+    ['A', 'print(BOOK.strip())', 'B', 'print(2 + 2)']
+    """
+    compared = [c for c in page.cells if COMPARE in c.metadata.get("tags", [])]
+    if not compared:
+        return []
+    before, after = words
+    return [
+        nbformat.v4.new_markdown_cell(before),
+        nbformat.v4.new_code_cell(_printing("\n".join(book))),
+        nbformat.v4.new_markdown_cell(after),
+        *(nbformat.v4.new_code_cell(cell.source) for cell in compared),
+    ]
 
 
 def download_name(docname: str) -> str:
@@ -95,12 +183,18 @@ def _translate_line(line: str, messages: dict[str, str]) -> str:
 
 
 def notebook_for(
-    source: Path, intro: str, messages: dict[str, str] | None = None
+    source: Path,
+    intro: str,
+    messages: dict[str, str] | None = None,
+    *,
+    install: str = "",
+    closing: Sequence[nbformat.NotebookNode] = (),
 ) -> nbformat.NotebookNode:
     """The page as a notebook.
 
     The page as a notebook, opening with ``intro`` (its title, and how to install
-    what it imports); with ``messages`` (a catalog), its prose in that language.
+    what it imports) and the ``install`` code, ending with the ``closing`` cells; with
+    ``messages`` (a catalog), its prose in that language.
     """
     notebook = jupytext.read(source, fmt="md:myst")
     for cell in notebook.cells:
@@ -109,10 +203,13 @@ def notebook_for(
     notebook.metadata.pop("jupytext", None)
     notebook.metadata.pop("mystnb", None)
     notebook.metadata.pop("file_format", None)
-    install = nbformat.v4.new_markdown_cell(intro)
-    notebook.cells.insert(0, install)
+    opening = [nbformat.v4.new_markdown_cell(intro)]
+    if install:
+        opening.append(nbformat.v4.new_code_cell(install))
+    notebook.cells[:0] = opening
+    notebook.cells.extend(closing)
     # the page's title is in the first cell now; leave it out of the page's own text
-    for cell in notebook.cells[1:]:
+    for cell in notebook.cells[len(opening) :]:
         if cell.cell_type == "markdown" and cell.source.lstrip().startswith("# "):
             lines = cell.source.lstrip().split("\n", 1)
             cell.source = lines[1].lstrip("\n") if len(lines) > 1 else ""

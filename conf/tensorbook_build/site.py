@@ -20,6 +20,7 @@ Kept extensions that were weighed for these files, and why each is not used:
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from tensorbook_build.catalogs import translations
 from tensorbook_build.settings import EDITIONS, LAYOUT, PROJECT, SOURCE_LANGUAGE, Edition, Layout
+from tensorbook_build.wheel import FOLDER as WHEELS
+from tensorbook_build.wheel import write_wheel
 
 __all__ = [
     "LOCAL_BASE_URL",
@@ -187,7 +190,11 @@ def write_site_files(
     editions: Iterable[Edition] = EDITIONS,
     layout: Layout = LAYOUT,
 ) -> list[Path]:
-    """Write the front door (``index.html``), ``404.html`` and ``sitemap.xml``."""
+    """Write the front door (``index.html``), ``404.html``, ``sitemap.xml`` and the wheel.
+
+    The wheel (:mod:`tensorbook_build.wheel`) is the package the pages ran, from
+    ``layout``'s sources, which the chapters' downloads install from the site.
+    """
     editions = list(editions)
     local = _editions(editions, layout)
     source = next(e for e in local if e.code == SOURCE_LANGUAGE)
@@ -210,4 +217,6 @@ def write_site_files(
         target.write_text(_render(layout, template, **common, **extra), encoding="utf-8")
         written.append(target)
     written.append(write_sitemap(site, editions, base_url))
+    version = importlib.metadata.version(PROJECT)  # the version conf.py gives the pages
+    written.append(write_wheel(layout.src, LAYOUT.root / "pyproject.toml", version, site / WHEELS))
     return written

@@ -11,17 +11,31 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import jupytext
 import nbformat
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
 
 from tensorbook_build.catalogs import translations
-from tensorbook_build.downloads import FOLDER, download_name, notebook_for, script_for
+from tensorbook_build.downloads import (
+    COMPARE,
+    FOLDER,
+    comparison_cells,
+    download_name,
+    install_code,
+    notebook_for,
+    script_for,
+)
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.site import relative_root
+from tensorbook_build.wheel import FOLDER as WHEELS
+from tensorbook_build.wheel import wheel_name
 
 INTRO_TEMPLATE = "downloads-intro.html"
+COMPARE_TEMPLATE = "downloads-compare.html"
 
 
 def is_chapter(app: Sphinx, docname: str) -> bool:
@@ -42,6 +56,14 @@ def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
         shutil.rmtree(folder)  # a page that is gone leaves no download behind
     folder.mkdir()
     language = app.config.language
+    version = app.config.release
+    wheel_url = f"{app.config.tensorbook_base_url}{WHEELS}/{wheel_name(version)}"
+    site = {
+        "version": version,
+        "wheel_url": wheel_url,
+        "local": urlsplit(wheel_url).hostname in {"localhost", "127.0.0.1"},
+    }
+    install = install_code(wheel_url, version)
     for docname in chapters(app):
         title = app.env.titles[docname].astext()
         messages = None
@@ -50,11 +72,50 @@ def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
             for directory in reversed(app.config.locale_dirs):  # the first one wins
                 po_path = Path(app.srcdir, directory, language, "LC_MESSAGES", f"{docname}.po")
                 messages |= translations(po_path)
-        intro = app.builder.templates.render(INTRO_TEMPLATE, {"title": title}).strip()
-        notebook = notebook_for(Path(app.env.doc2path(docname)), intro, messages)
+        source = Path(app.env.doc2path(docname))
+        notebook = notebook_for(
+            source,
+            app.builder.templates.render(INTRO_TEMPLATE, {"title": title, **site}).strip(),
+            messages,
+            install=install,
+            closing=_closing(app, docname, source),
+        )
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
         (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
+
+
+def _printed(cell: nodes.Element) -> str:
+    """What a cell of a page printed, as the page shows it."""
+    return "\n".join(
+        block.astext().rstrip("\n")
+        for block in cell.findall(nodes.literal_block)
+        if "output" in block["classes"]
+    )
+
+
+def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookNode]:
+    """The cells that end a page's download: its figures beside the reader's, if any."""
+    page = jupytext.read(source, fmt="md:myst")
+    tagged = sum(COMPARE in c.metadata.get("tags", []) for c in page.cells)
+    if not tagged:
+        return []
+    # the page as the source edition's build executed it (outputs are not translated)
+    cells = [
+        node
+        for node in app.env.get_doctree(docname).findall(nodes.container)
+        if "cell" in node["classes"]
+    ]
+    compared = [_printed(c) for c in cells if f"tag_{COMPARE}" in c["classes"]]
+    device_line = next((p.split("\n")[0] for p in map(_printed, cells) if p), "")
+    if len(compared) != tagged or not all(compared) or not device_line:
+        msg = f"{docname}: a cell tagged {COMPARE} printed nothing for the download to compare"
+        raise ExtensionError(msg)
+    words = tuple(
+        app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
+        for part in ("before", "after")
+    )
+    return comparison_cells(page, [device_line, *compared], words)
 
 
 def _add_links(
