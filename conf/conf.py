@@ -132,3 +132,28 @@ copybutton_exclude = ".linenos, .gp, .go"
 # A language written without spaces (Chinese) has its search index split into words by
 # a dictionary, which also has to know the book's own terms to keep them whole: the
 # editions extension gives it conf/search_words/<language>.txt where there is one.
+
+# -- The PDF of each edition (nox -s pdf; tensorbook_build.pdf) ------------------------------
+# XeLaTeX, for Unicode text and the Chinese edition's fonts; every font from Debian's
+# packages (FreeFont for Latin text, Noto CJK for Chinese), so no glyph goes missing.
+latex_engine = "xelatex"
+latex_documents = [("index", "tensorbook.tex", "tensorbook", author, "manual")]
+latex_show_urls = "footnote"
+latex_elements = {
+    "papersize": "a4paper",
+    "pointsize": "10pt",
+    # Chinese text (the Chinese edition, and the glossary's terms in both) in Noto CJK
+    "fontpkg": r"""
+\setmainfont{FreeSerif}
+\setsansfont{FreeSans}
+\setmonofont[Scale=0.9]{FreeMono}
+\usepackage{xeCJK}
+\setCJKmainfont{Noto Serif CJK SC}
+\setCJKsansfont{Noto Sans CJK SC}
+\setCJKmonofont[Scale=0.9]{Noto Sans Mono CJK SC}
+""",
+    # long code lines wrap, even inside a word, rather than run off the page
+    "sphinxsetup": "verbatimwrapslines=true, verbatimforcewraps=true, verbatimmaxunderfull=0",
+    "printindex": "",  # the book has no index; the web edition's search serves instead
+}
+latex_domain_indices = False

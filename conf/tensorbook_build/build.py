@@ -45,7 +45,7 @@ from tensorbook_build.settings import (
     SOURCE_LANGUAGE,
     Layout,
 )
-from tensorbook_build.site import site_base_url, write_site_files
+from tensorbook_build.site import pdf_name, site_base_url, write_site_files
 
 __all__ = [
     "BuildBusyError",
@@ -70,13 +70,18 @@ def sphinx_command(
     conf: Path = LAYOUT.conf,
     extra: Sequence[str] = (),
     python: str = sys.executable,
+    builder: str = "html",
 ) -> list[str]:
     """The sphinx-build command line of one edition.
 
     Build one edition into ``site/<language>``: warnings are errors (-W), nitpicky (-n),
     pages read in parallel, executed outputs cached beside the site for all editions.
+    Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>`` and
+    keeps its pickled pages apart from the site's.
     """
     work = site.parent
+    out = site / language if builder == "html" else work / builder / language
+    doctrees = language if builder == "html" else f"{builder}-{language}"
     return [
         python,
         "-m",
@@ -87,11 +92,11 @@ def sphinx_command(
         "-n",
         "--keep-going",
         "-b",
-        "html",
+        builder,
         "-c",
         str(conf),
         "-d",
-        str(work / "doctrees" / language),
+        str(work / "doctrees" / doctrees),
         "-D",
         f"language={language}",
         "-D",
@@ -103,7 +108,7 @@ def sphinx_command(
         "-D",
         f"tensorbook_output_folder={work / 'jupyter_execute' / language}",
         str(docs),
-        str(site / language),
+        str(out),
         *extra,
     ]
 
@@ -379,6 +384,8 @@ def _build_editions(
         for code in languages:
             stamp = site.parent / "fingerprints" / code
             fingerprint = edition_fingerprint(command(code), layout, code, environment)
+            # the pages link the edition's PDF where one was made (tensorbook_build.pdf)
+            fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
             current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
             if current and not force and (site / code / "index.html").is_file():
                 note = f"tensorbook_build: {code}: nothing changed since its last build\n"

@@ -89,6 +89,17 @@ def relative_root(pagename: str) -> str:
     return "../" * pagename.count("/")
 
 
+def pdf_name(language: str) -> str:
+    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder.
+
+    Examples
+    --------
+    >>> pdf_name("zh_CN")
+    'tensorbook-zh_CN.pdf'
+    """
+    return f"{PROJECT}-{language}.pdf"
+
+
 def is_page(path: Path, folder: Path) -> bool:
     """Whether ``path``, below ``folder``, is a page of the site rather than an asset."""
     return path.suffix == ".html" and STATIC not in path.relative_to(folder).parts

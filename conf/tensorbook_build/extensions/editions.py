@@ -86,6 +86,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
         raise ConfigError(msg)
+    _name_the_pdf_parts(config)
     words = LAYOUT.search_words(config.language)
     if words.is_file():
         config.html_search_options = {**config.html_search_options, "dict": str(words)}
@@ -119,6 +120,24 @@ def warm_up(languages: Sequence[str]) -> None:
 
         jieba.setLogLevel(std_logging.WARNING)
         jieba.initialize()
+
+
+def _name_the_pdf_parts(config: Config) -> None:
+    """Give a translation's PDF its own words for "Contents" and "Chapter".
+
+    LaTeX names them in English where babel knows no other language (Chinese); they
+    are set once the document begins, after babel has set its own.
+    """
+    if config.language == SOURCE_LANGUAGE:
+        return
+    translate = get_translation("sphinx")
+    names = (
+        f"\\AtBeginDocument{{\\renewcommand{{\\contentsname}}{{{translate('Contents')}}}"
+        f"\\renewcommand{{\\chaptername}}{{{translate('Chapter')}}}}}\n"
+    )
+    elements = dict(config.latex_elements)
+    elements["preamble"] = elements.get("preamble", "") + names
+    config.latex_elements = elements
 
 
 def _prepare_chinese_search() -> None:

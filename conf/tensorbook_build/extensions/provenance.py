@@ -5,7 +5,8 @@
 * ``doctree-resolved``: notes the page's device line, before a translated edition
   puts it into its own words (a report is read by the book's maintainers);
 * ``html-page-context``: gives ``provenance.html`` (``conf/_templates``) the version,
-  the commit and, where a repository is configured, the page's report link.
+  the commit, where a repository is configured the page's report link, and where the
+  edition's PDF was made, a link to it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tensorbook_build.provenance import (
     repository_url,
     source_commit,
 )
+from tensorbook_build.site import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
 
@@ -35,6 +37,8 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     )
     if not config.tensorbook_repository:
         config.tensorbook_repository = repository_url()
+    # the edition's PDF, where one was made before this build (python -m tensorbook_build.pdf)
+    config.tensorbook_pdf = Path(app.outdir, pdf_name(config.language)).is_file()
 
 
 def _commit(config: Config) -> Commit | None:
@@ -61,6 +65,9 @@ def _on_html_page_context(
     context["tensorbook_version"] = config.release
     context["tensorbook_commit"] = commit
     context["tensorbook_report"] = ""
+    context["tensorbook_pdf"] = ""
+    if config.tensorbook_pdf:
+        context["tensorbook_pdf"] = relative_root(pagename) + pdf_name(config.language)
     if config.tensorbook_repository and doctree is not None:
         page = f"{config.tensorbook_base_url}{config.language}/{pagename}.html"
         context["tensorbook_report"] = report_url(
@@ -77,6 +84,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("tensorbook_commit", "", "html", types=[str])
     # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
     app.add_config_value("tensorbook_repository", "", "html", types=[str])
+    app.add_config_value("tensorbook_pdf", False, "html", types=[bool])
     app.connect("config-inited", _on_config_inited)
     app.connect("doctree-resolved", _note_device_line, priority=400)  # before editions'
     app.connect("html-page-context", _on_html_page_context)

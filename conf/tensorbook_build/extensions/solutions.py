@@ -18,6 +18,7 @@ time like every cell, and a solution that ends with a failing assertion fails th
 The start marker's content is the label the reader clicks, a translatable message like
 any paragraph. In HTML the markers become a native ``<details>`` element with that label
 as its ``<summary>``: no script and no stylesheet, so the site stays as light as it is.
+In the PDF, where nothing folds, the label is a bold line before the solution's cells.
 A start without its end (or the reverse), or a pair split across sections, stops the
 build naming the page and the line.
 """
@@ -29,6 +30,7 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
+from sphinx.writers.latex import LaTeXTranslator
 
 
 # docutils names its node classes in lower case; these follow it
@@ -112,6 +114,19 @@ def _visit_end(self: HTML5Translator, node: solution_end) -> None:
     self.body.append("</details>")
 
 
+# On paper nothing folds: a solution is its label, in bold, then its cells.
+def _visit_summary_latex(self: LaTeXTranslator, node: solution_summary) -> None:
+    self.body.append("\n\\par\\medskip\\noindent\\textbf{")
+
+
+def _depart_summary_latex(self: LaTeXTranslator, node: solution_summary) -> None:
+    self.body.append("}\\par\\nopagebreak\n")
+
+
+def _visit_end_latex(self: LaTeXTranslator, node: solution_end) -> None:
+    self.body.append("\n\\par\\medskip\n")
+
+
 def _nothing(self: object, node: nodes.Node) -> None:
     pass
 
@@ -122,9 +137,24 @@ def _skip(self: object, node: nodes.Node) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directives and the pairing check."""
-    app.add_node(solution_start, html=(_visit_start, _nothing), text=(_skip, None))
-    app.add_node(solution_summary, html=(_visit_summary, _depart_summary), text=(_skip, None))
-    app.add_node(solution_end, html=(_visit_end, _nothing), text=(_skip, None))
+    app.add_node(
+        solution_start,
+        html=(_visit_start, _nothing),
+        latex=(_nothing, _nothing),
+        text=(_skip, None),
+    )
+    app.add_node(
+        solution_summary,
+        html=(_visit_summary, _depart_summary),
+        latex=(_visit_summary_latex, _depart_summary_latex),
+        text=(_skip, None),
+    )
+    app.add_node(
+        solution_end,
+        html=(_visit_end, _nothing),
+        latex=(_visit_end_latex, _nothing),
+        text=(_skip, None),
+    )
     app.add_directive("solution-start", SolutionStart)
     app.add_directive("solution-end", SolutionEnd)
     app.connect("doctree-read", _check_pairs)

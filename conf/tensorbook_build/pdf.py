@@ -1,0 +1,194 @@
+"""A PDF of each edition: ``python -m tensorbook_build.pdf`` (what ``nox -s pdf`` runs).
+
+Each edition goes through Sphinx's LaTeX builder and XeLaTeX (``latexmk``), from the
+outputs the site's build executed: it reads them from the shared cache and executes
+nothing (a page whose outputs are not there stops it, saying to build the site
+first). The fonts are Debian's (FreeFont for Latin text, Noto CJK for Chinese; see
+``latex_elements`` in ``conf/conf.py``), and a PDF in which XeLaTeX found no glyph
+for a character is a failure, not a PDF with boxes in it. Each PDF is copied into
+its edition's folder of the site (:func:`tensorbook_build.site.pdf_name`), whose
+pages link it once the site is built again, which this does too.
+
+A failure says in a few lines what failed and names the log that holds the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tensorbook_build.build import BuildBusyError, build_site, executed_pages, sphinx_command
+from tensorbook_build.provenance import SOURCES, source_commit
+from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout
+from tensorbook_build.site import pdf_name
+
+__all__ = ["DEBIAN_PACKAGES", "PdfError", "build_pdf", "install_tex", "main", "pdf_name"]
+
+DEBIAN_PACKAGES = (
+    "texlive-xetex",
+    "texlive-latex-recommended",
+    "texlive-latex-extra",
+    "texlive-fonts-recommended",
+    "texlive-lang-chinese",
+    "latexmk",
+    "fonts-freefont-otf",
+    "fonts-noto-cjk",
+    "tex-gyre",
+    "poppler-utils",
+)
+"""What XeLaTeX, the fonts and the tests' PDF tools come from (Debian's packages)."""
+_TOOLS = ("xelatex", "latexmk", "pdftotext", "pdffonts")
+_MISSING = re.compile(r"Missing character: There is no (.+?) in font (\S+?)[/!]")
+
+
+class PdfError(RuntimeError):
+    """A PDF could not be made; the message says why and where the log is."""
+
+
+def install_tex() -> int:
+    """Install Debian's TeX, fonts and PDF tools where missing and this process may."""
+    if all(shutil.which(tool) for tool in _TOOLS):
+        return 0
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        print(
+            "no XeLaTeX here: install Debian's packages with 'sudo apt-get install "
+            f"{' '.join(DEBIAN_PACKAGES)}'",
+            file=sys.stderr,
+        )
+        return 1
+    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES],
+        check=True,
+    )
+    return 0
+
+
+def _commit_environment(layout: Layout) -> dict[str, str]:
+    """The commit's time as the PDF's own (XeTeX reads SOURCE_DATE_EPOCH): not the clock."""
+    commit = source_commit(layout.root, SOURCES)
+    if commit is None:
+        return {}
+    done = subprocess.run(
+        ["git", "-C", str(layout.root), "log", "-1", "--format=%ct", commit.sha],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    stamp = done.stdout.strip()
+    return {"SOURCE_DATE_EPOCH": stamp, "FORCE_SOURCE_DATE": "1"} if stamp.isdigit() else {}
+
+
+def build_pdf(site: Path, language: str, *, layout: Layout = LAYOUT) -> Path:
+    """Build ``language``'s PDF from the executed outputs beside ``site``; its path.
+
+    Raises
+    ------
+    PdfError
+        When Sphinx or XeLaTeX fails, when a page would have had to execute, or when a
+        character has no glyph in the PDF's fonts.
+    """
+    work = site.parent
+    cache = work / ".jupyter_cache"
+    if not cache.is_dir():
+        msg = f"no executed outputs in {cache}: build the site first (nox -s docs)"
+        raise PdfError(msg)
+    before = executed_pages(cache)
+    command = sphinx_command(
+        site, language=language, docs=layout.docs, conf=layout.conf, builder="latex"
+    )
+    command += ["-D", "tensorbook_warm_kernels=0", "-q"]
+    environment = {**os.environ, **_commit_environment(layout)}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
+    if done.returncode != 0:
+        msg = f"the {language} edition's LaTeX failed:\n{(done.stdout + done.stderr)[-2000:]}"
+        raise PdfError(msg)
+    executed = sorted(set(executed_pages(cache).values()) - set(before.values()))
+    if executed:
+        msg = (
+            f"the PDF build had to execute {', '.join(executed)}: build the site first "
+            "(nox -s docs), whose outputs the PDF takes"
+        )
+        raise PdfError(msg)
+    folder = work / "latex" / language
+    log = folder / "tensorbook.log"
+    latexmk = ["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error"]
+    made = subprocess.run(
+        [*latexmk, "tensorbook.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    if made.returncode != 0:
+        first = next((line for line in text.splitlines() if line.startswith("!")), "")
+        msg = f"XeLaTeX failed on the {language} edition: {first or 'see the log'} (log: {log})"
+        raise PdfError(msg)
+    missing = sorted(set(_MISSING.findall(text)))
+    if missing:
+        shown = ", ".join(f"{char} in {font}" for char, font in missing[:5])
+        msg = (
+            f"the {language} PDF lacks glyphs for {len(missing)} characters ({shown}...): "
+            f"give latex_elements['fontpkg'] in conf/conf.py a font that has them (log: {log})"
+        )
+        raise PdfError(msg)
+    target = site / language / pdf_name(language)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(folder / "tensorbook.pdf", target)
+    return target
+
+
+def _build_site(site: Path, languages: Sequence[str]) -> int:
+    """Build the site's editions as ``nox -s docs`` does; 1, having said why, if one fails."""
+    failed = [r for r in build_site(site, languages, capture=True) if r.returncode]
+    if failed:
+        print(failed[0].output[-3000:], file=sys.stderr)
+        print(f"tensorbook_build.pdf: the {failed[0].language} edition failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tensorbook_build.pdf [--site dir] [--language xx]... [--install]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorbook_build.pdf", description="A PDF of each edition (nox -s pdf)."
+    )
+    parser.add_argument("--site", type=Path, default=LAYOUT.site, help="default: build/html")
+    parser.add_argument("--language", action="append", choices=list(LANGUAGES), dest="languages")
+    parser.add_argument("--install", action="store_true", help="apt-get TeX where missing")
+    args = parser.parse_args(argv)
+    if args.install and install_tex() != 0:
+        return 1
+    missing = [tool for tool in _TOOLS if shutil.which(tool) is None]
+    if missing:
+        print(
+            f"tensorbook_build.pdf: no {', '.join(missing)} here; run with --install",
+            file=sys.stderr,
+        )
+        return 1
+    languages = args.languages or list(LANGUAGES)
+    try:
+        # the site (from the cache, where it is current), a PDF of each edition, then the
+        # site again, whose pages now link the PDFs
+        if _build_site(args.site, languages):
+            return 1
+        for language in languages:
+            print(f"tensorbook_build.pdf: {build_pdf(args.site, language)}", flush=True)
+        if _build_site(args.site, languages):
+            return 1
+    except (PdfError, BuildBusyError) as error:
+        print(f"tensorbook_build.pdf: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
