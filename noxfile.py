@@ -45,9 +45,11 @@ nox.options.sessions = ["lint", "tests"]
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONSTRAINTS = ("-c", "conf/constraints.txt")
-# The test tiers, by marker (pyproject.toml lists the markers).
-FAST = "not book and not browser and not slow"
-BOOK = "book and not browser"
+# The test tiers, by marker (pyproject.toml lists the markers). The suite is every
+# tier but the PDF's, which needs TeX and has its own session (nox -s pdf).
+SUITE = "not pdf"
+FAST = "not book and not browser and not slow and not pdf"
+BOOK = "book and not browser and not pdf"
 BROWSER = "browser"
 
 
@@ -214,10 +216,10 @@ def doctest(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the whole suite, every tier, as CI does, on --device (default cpu)."""
+    """Run the whole suite, every tier but the PDF's, as CI does, on --device (default cpu)."""
     _install(session, "test", "docs")
     _browser_tools(session)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-m", SUITE, *session.posargs)
 
 
 @nox.session(reuse_venv=True)
@@ -252,6 +254,18 @@ def weights(session: nox.Session) -> None:
     _install(session, "test", "docs")
     _browser_tools(session)
     session.run("python", "-m", "tensorbook_build.tools.browser", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def pdf(session: nox.Session) -> None:
+    """Build a PDF of each edition into build/html/<language>/ with XeLaTeX, then test them.
+
+    Debian's TeX, fonts and poppler are installed where missing (as root, with apt-get);
+    the site is built first where it is not current, and its pages then link the PDFs.
+    """
+    _install(session, "test", "docs")
+    session.run("python", "-m", "tensorbook_build.pdf", "--install")
+    session.run("pytest", "tests/test_pdf.py", "--built-book", "build", *session.posargs)
 
 
 @nox.session(reuse_venv=True)

@@ -300,3 +300,14 @@ def test_readme_names_the_workflows_and_how_to_enable_the_gpu_job():
         assert f".github/workflows/{path.name}" in readme, path.name
     assert "TENSORBOOK_GPU_RUNNER" in readme
     assert "TENSORBOOK_TORCH=" in readme
+
+
+def test_checks_build_the_pdfs_with_the_packages_the_pdf_build_names():
+    """The PDF job installs exactly the Debian packages tensorbook_build.pdf installs."""
+    from tensorbook_build.pdf import DEBIAN_PACKAGES
+
+    job = _load(CHECKS)["jobs"]["pdf"]
+    assert _sessions(_load(CHECKS), "pdf") == {"pdf"}
+    install = next(s["run"] for s in job["steps"] if "apt-get install" in s.get("run", ""))
+    named = install.split("--no-install-recommends", 1)[1].split()
+    assert sorted(named) == sorted(DEBIAN_PACKAGES)

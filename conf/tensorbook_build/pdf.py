@@ -28,7 +28,7 @@ from tensorbook_build.provenance import SOURCES, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout
 from tensorbook_build.site import pdf_name
 
-__all__ = ["DEBIAN_PACKAGES", "PdfError", "build_pdf", "install_tex", "main", "pdf_name"]
+__all__ = ["DEBIAN_PACKAGES", "PdfError", "build_pdf", "install_tex", "main", "missing_glyphs"]
 
 DEBIAN_PACKAGES = (
     "texlive-xetex",
@@ -49,6 +49,17 @@ _MISSING = re.compile(r"Missing character: There is no (.+?) in font (\S+?)[/!]"
 
 class PdfError(RuntimeError):
     """A PDF could not be made; the message says why and where the log is."""
+
+
+def missing_glyphs(log: str) -> list[tuple[str, str]]:
+    """The characters XeLaTeX's ``log`` says no font had, each with the font it tried.
+
+    Examples
+    --------
+    >>> missing_glyphs("Missing character: There is no 张 (U+5F20) in font FreeSerif/OT:x!")
+    [('张 (U+5F20)', 'FreeSerif')]
+    """
+    return sorted(set(_MISSING.findall(log)))
 
 
 def install_tex() -> int:
@@ -132,7 +143,7 @@ def build_pdf(site: Path, language: str, *, layout: Layout = LAYOUT) -> Path:
         first = next((line for line in text.splitlines() if line.startswith("!")), "")
         msg = f"XeLaTeX failed on the {language} edition: {first or 'see the log'} (log: {log})"
         raise PdfError(msg)
-    missing = sorted(set(_MISSING.findall(text)))
+    missing = missing_glyphs(text)
     if missing:
         shown = ", ".join(f"{char} in {font}" for char, font in missing[:5])
         msg = (
