@@ -66,10 +66,11 @@ def stylesheet_text(sheet: Path, page_folder: Path, seen: tuple[Path, ...] = ())
     if sheet in seen:
         msg = f"{sheet} imports itself (through {', '.join(p.name for p in seen)})"
         raise ValueError(msg)
-    css = sheet.read_text(encoding="utf-8")
+    imports: list[str] = []
 
-    def imported(match: re.Match[str]) -> str:
-        return stylesheet_text((sheet.parent / match[1]).resolve(), page_folder, (*seen, sheet))
+    def set_aside(match: re.Match[str]) -> str:
+        imports.append(match[1])
+        return f"\0{len(imports) - 1}\0"
 
     def moved(match: re.Match[str]) -> str:
         address = match[2].strip()
@@ -78,7 +79,14 @@ def stylesheet_text(sheet: Path, page_folder: Path, seen: tuple[Path, ...] = ())
         target = Path(os.path.relpath((sheet.parent / address).resolve(), page_folder))
         return f'url("{PurePosixPath(*target.parts)}")'
 
-    css = _URL.sub(moved, _IMPORT.sub(imported, css))
+    def imported(match: re.Match[str]) -> str:
+        target = (sheet.parent / imports[int(match[1])]).resolve()
+        return stylesheet_text(target, page_folder, (*seen, sheet))
+
+    # an imported sheet's addresses are its own, moved when it is read: set the
+    # imports aside while this sheet's addresses move, then put the sheets in
+    css = _URL.sub(moved, _IMPORT.sub(set_aside, sheet.read_text(encoding="utf-8")))
+    css = re.sub(r"\0(\d+)\0", imported, css)
     if "</style" in css.lower():
         msg = f"{sheet} has '</style' in it, which would end the page's <style> early"
         raise ValueError(msg)
