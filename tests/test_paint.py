@@ -121,9 +121,7 @@ def test_rewriting_again_changes_nothing_and_follows_a_changed_stylesheet(editio
 
 def test_a_stylesheet_from_another_host_is_refused(edition):
     page = edition / "page.html"
-    page.write_text(
-        page.read_text().replace("_static/page.css?v=2", "https://example.org/x.css")
-    )
+    page.write_text(page.read_text().replace("_static/page.css?v=2", "https://example.org/x.css"))
     with pytest.raises(ValueError, match="a stylesheet from elsewhere"):
         paint_at_once(edition)
 

@@ -174,9 +174,11 @@ def paint_at_once(outdir: Path, pages: Iterable[Path] | None = None) -> int:
         if head is None:
             continue
         words = site_words([page])
-        painted = text[: head.start()] + _rewrite_head(
-            head[0], page, outdir, purges, words
-        ) + text[head.end() :]
+        painted = (
+            text[: head.start()]
+            + _rewrite_head(head[0], page, outdir, purges, words)
+            + text[head.end() :]
+        )
         if painted != text:
             page.write_text(painted, encoding="utf-8")
             changed += 1

@@ -179,7 +179,9 @@ def audit_site(
         raise FileNotFoundError(msg)
     missing = [n for n in names if not (site / n).is_file()]
     if missing:
-        msg = f"not pages of the site at {site}: {', '.join(missing)} (give paths like en/index.html)"
+        msg = (
+            f"not pages of the site at {site}: {', '.join(missing)} (give paths like en/index.html)"
+        )
         raise FileNotFoundError(msg)
     with serve(site, compress=True) as served, ThreadPoolExecutor(jobs) as pool:
         return list(pool.map(lambda n: audit_page(served.base_url, n, runs, reports), names))
@@ -188,9 +190,7 @@ def audit_site(
 def table(reports: Sequence[Report]) -> str:
     """The reports as a table: page, the three scores, FCP and LCP, and the loads."""
     width = max(len(r.page) for r in reports) + 2
-    lines = [
-        f"{'page':<{width}}{'perf':>6}{'a11y':>6}{'best':>6}{'FCP':>8}{'LCP':>8}{'loads':>7}"
-    ]
+    lines = [f"{'page':<{width}}{'perf':>6}{'a11y':>6}{'best':>6}{'FCP':>8}{'LCP':>8}{'loads':>7}"]
     lines.extend(
         f"{r.page:<{width}}"
         + "".join(f"{r.scores[name]:>6}" for name in CATEGORIES)
