@@ -145,13 +145,17 @@ def audit_page(base_url: str, page: str, runs: int, reports: Path | None = None)
     while True:
         path = None if reports is None else reports / f"{page}.{len(results) + 1}.json"
         results.append(audit_once(base_url + page, path))
-        report = _median(page, results)
+        report = judge(page, results)
         if not report.below_goal() or len(results) >= runs:
             return report
 
 
-def _median(page: str, results: list[dict]) -> Report:
-    """The median load of several: by performance, then the others' own medians."""
+def judge(page: str, results: list[dict]) -> Report:
+    """One page's report from its loads' results: the median load by performance.
+
+    Each category's score is the median (the lower middle one) of the loads' scores;
+    the paints and the reasons for lost points are the median load's.
+    """
     by_performance = sorted(results, key=lambda r: r["categories"]["performance"]["score"])
     middle = by_performance[(len(results) - 1) // 2]
     scores = {
