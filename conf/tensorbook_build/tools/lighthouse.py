@@ -56,6 +56,9 @@ class Report:
     metrics_ms: dict[str, float] = field(default_factory=dict)
     runs: int = 0
     lost: list[str] = field(default_factory=list)
+    benchmark: float = 0.0
+    """Lighthouse's measure of this machine's speed during the median load (its
+    BenchmarkIndex, higher is faster): the simulated phone is this machine slowed 4x."""
 
     def below_goal(self) -> list[str]:
         """The categories under :data:`GOAL`, as ``performance 93 < 98``."""
@@ -163,7 +166,8 @@ def judge(page: str, results: list[dict]) -> Report:
         for name in CATEGORIES
     }
     metrics = {key: middle["audits"][audit]["numericValue"] for key, audit in METRICS.items()}
-    report = Report(page, scores, metrics, runs=len(results))
+    benchmark = middle.get("environment", {}).get("benchmarkIndex", 0.0)
+    report = Report(page, scores, metrics, runs=len(results), benchmark=benchmark)
     report.lost = _lost_points(middle) if report.below_goal() else []
     return report
 
@@ -194,12 +198,14 @@ def audit_site(
 def table(reports: Sequence[Report]) -> str:
     """The reports as a table: page, the three scores, FCP and LCP, and the loads."""
     width = max(len(r.page) for r in reports) + 2
-    lines = [f"{'page':<{width}}{'perf':>6}{'a11y':>6}{'best':>6}{'FCP':>8}{'LCP':>8}{'loads':>7}"]
+    lines = [
+        f"{'page':<{width}}{'perf':>6}{'a11y':>6}{'best':>6}{'FCP':>8}{'LCP':>8}{'loads':>7}{'machine':>9}"
+    ]
     lines.extend(
         f"{r.page:<{width}}"
         + "".join(f"{r.scores[name]:>6}" for name in CATEGORIES)
         + "".join(f"{r.metrics_ms[key] / 1000:>7.1f}s" for key in METRICS)
-        + f"{r.runs:>7}"
+        + f"{r.runs:>7}{r.benchmark:>9.0f}"
         for r in reports
     )
     performance = sorted(r.scores["performance"] for r in reports)
@@ -207,6 +213,10 @@ def table(reports: Sequence[Report]) -> str:
         f"{len(reports)} pages; performance min {performance[0]}, median "
         f"{statistics.median_low(performance)}; goal: "
         + ", ".join(f"{name} >= {goal}" for name, goal in GOAL.items())
+    )
+    lines.append(
+        "machine: Lighthouse's BenchmarkIndex of this machine during the load (higher is "
+        "faster); a busy machine scores lower"
     )
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -110,6 +111,15 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        # A browser that stops a load (a page that replaces itself, Lighthouse ending a
+        # run) closes its connection in the middle of an answer: nothing went wrong here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def serve(
     site: Path, prefix: str = DEFAULT_PREFIX, *, compress: bool = False
@@ -125,7 +135,7 @@ def serve(
         msg = f"no built site at {site} (no index.html); build it first"
         raise FileNotFoundError(msg)
     record = ServedSite(base_url="", prefix=prefix, compress=compress)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, site=site, record=record))
+    server = _Server(("127.0.0.1", 0), partial(_Handler, site=site, record=record))
     record.base_url = f"http://127.0.0.1:{server.server_address[1]}{prefix}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
