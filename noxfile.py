@@ -11,6 +11,7 @@
     nox -s browser                   # the built site in Chromium
     nox -s lint
     nox -s weights                   # each page's CSS + JS + font bytes and load time
+    nox -s lighthouse                # each page's Lighthouse scores; fails below the goal
     nox -s bench                     # build times: cold, no-op, prose edit, src edit
     nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
 
@@ -266,6 +267,31 @@ def pdf(session: nox.Session) -> None:
     _install(session, "test", "docs")
     session.run("python", "-m", "tensorbook_build.pdf", "--install")
     session.run("pytest", "tests/test_pdf.py", "--built-book", "build", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def lighthouse(session: nox.Session) -> None:
+    """Lighthouse's scores for every page of both editions; fails below the goal.
+
+    Build the book (or take --built-book DIR, a build folder such as build), serve it
+    gzipped as the hosts do, and run Lighthouse (mobile) on every page in Debian's
+    Chromium: each page's performance, accessibility and best-practices scores and its
+    first and largest contentful paint. Other arguments go to the tool (--runs, --jobs,
+    --reports DIR, pages such as en/index.html).
+    """
+    _install(session, "docs")
+    _browser_tools(session)
+    args = list(session.posargs)
+    if "--built-book" in args:
+        at = args.index("--built-book")
+        if at + 1 == len(args):
+            session.error("--built-book takes a build folder, such as build")
+        site = str(Path(args.pop(at + 1), "html"))
+        args.pop(at)
+    else:
+        session.run("python", "-m", "tensorbook_build")
+        site = "build/html"
+    session.run("python", "-m", "tensorbook_build.tools.lighthouse", "--site", site, *args)
 
 
 @nox.session(reuse_venv=True)

@@ -36,6 +36,7 @@ extensions = [
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
     "tensorbook_build.extensions.assets",  # only the CSS and icon glyphs the site uses
+    "tensorbook_build.extensions.paint",  # each page's CSS inline, its scripts deferred
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link

@@ -7,9 +7,10 @@ The modules read as the build's pipeline, in this order:
 ``execute``, ``kernels``, ``forkserver``
     what keys a page's cached outputs, what its kernel's environment holds, and the
     warm kernels (forked from a server that imported torch) that run it over IPC;
-``catalogs``, ``outputs``, ``pysource``, ``mathml``, ``downloads``, ``assets``
+``catalogs``, ``outputs``, ``pysource``, ``mathml``, ``downloads``, ``assets``, ``paint``
     what a page becomes: its translations, printed text, shown source, math,
-    downloadable notebook and script, and the site's light assets;
+    downloadable notebook and script, the site's light assets, and a ``<head>``
+    that waits on no other download;
 ``site``, ``links``
     the files around the editions (language index, 404 page, sitemap) and the
     link check;

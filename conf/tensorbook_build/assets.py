@@ -48,17 +48,23 @@ _OPTIONAL_GROUP = re.compile(r":(?:not|is|where|has)\(")
 _ICON_GLYPH = re.compile(r"--fa:\s*\"((?:\\[0-9a-fA-F]{1,6}\s?|[^\"\\])+)\"")
 _CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?")
 _GROUPING_RULES = {"media", "supports", "layer", "container"}
+INLINED_STYLE = re.compile(r'<style data-inlined="([^"]*)">.*?</style>', re.DOTALL)
+"""A stylesheet that :mod:`tensorbook_build.paint` put inside a page: its names are the
+stylesheet's, not the page's."""
 
 
 def site_words(files: Iterable[Path]) -> set[str]:
     """Every word that could be a class or id name in the given pages and scripts.
+
+    The stylesheets a page holds inline (:data:`INLINED_STYLE`) are not its words.
 
     >>> sorted(site_words([]))
     []
     """
     words: set[str] = set()
     for path in files:
-        words.update(_WORD.findall(path.read_text(encoding="utf-8", errors="replace")))
+        text = path.read_text(encoding="utf-8", errors="replace")
+        words.update(_WORD.findall(INLINED_STYLE.sub("", text)))
     return words
 
 

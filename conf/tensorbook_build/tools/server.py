@@ -10,7 +10,9 @@ test can show that no page reached above the book's folder. The browser suite an
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +23,15 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 DEFAULT_PREFIX = "/tensorbook/"
+COMPRESSED_TYPES = (
+    "text/",
+    "application/javascript",
+    "application/json",
+    "application/xml",
+    "image/svg+xml",
+)
+"""Content types sent gzipped with ``compress=True``: text, as the hosts compress it
+(images and fonts are compressed already)."""
 
 
 @dataclass
@@ -29,6 +40,7 @@ class ServedSite:
 
     base_url: str
     prefix: str
+    compress: bool = False
     outside_prefix: list[str] = field(default_factory=list)
     not_found: list[str] = field(default_factory=list)
 
@@ -53,7 +65,30 @@ class _Handler(SimpleHTTPRequestHandler):
         if not local.is_file():
             self.record.not_found.append(self.path)
             return self._send_not_found_page()
+        content_type = self.guess_type(str(local))
+        if self._compressible(content_type):
+            return self._send(HTTPStatus.OK, content_type, local.read_bytes())
         return super().send_head()
+
+    def _compressible(self, content_type: str) -> bool:
+        return self.record.compress and content_type.startswith(COMPRESSED_TYPES)
+
+    def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> io.BytesIO:
+        accepted = self.headers.get("Accept-Encoding", "")
+        compressible = self._compressible(content_type)
+        gzipped = compressible and "gzip" in {p.split(";")[0].strip() for p in accepted.split(",")}
+        if gzipped:
+            body = gzip.compress(body, compresslevel=6, mtime=0)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if compressible:
+            # a cache between the host and the reader keeps one copy per encoding
+            self.send_header("Vary", "Accept-Encoding")
+        if gzipped:
+            self.send_header("Content-Encoding", "gzip")
+        self.end_headers()
+        return io.BytesIO(body)
 
     def translate_path(self, path: str) -> str:
         inside = unquote(urlsplit(path).path)[len(self.record.prefix) :]
@@ -65,11 +100,7 @@ class _Handler(SimpleHTTPRequestHandler):
     def _send_not_found_page(self) -> io.BytesIO:
         page = self.site / "404.html"
         body = page.read_bytes() if page.is_file() else b"not found"
-        self.send_response(HTTPStatus.NOT_FOUND)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        return io.BytesIO(body)
+        return self._send(HTTPStatus.NOT_FOUND, "text/html; charset=utf-8", body)
 
     def end_headers(self) -> None:
         # every load in a test or a measurement is a first visit
@@ -80,17 +111,31 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        # A browser that stops a load (a page that replaces itself, Lighthouse ending a
+        # run) closes its connection in the middle of an answer: nothing went wrong here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
-def serve(site: Path, prefix: str = DEFAULT_PREFIX) -> Iterator[ServedSite]:
-    """Serve ``site`` at ``http://127.0.0.1:<free port><prefix>`` while in the block."""
+def serve(
+    site: Path, prefix: str = DEFAULT_PREFIX, *, compress: bool = False
+) -> Iterator[ServedSite]:
+    """Serve ``site`` at ``http://127.0.0.1:<free port><prefix>`` while in the block.
+
+    With ``compress``, text goes gzipped to a client that accepts it, as the hosts send it.
+    """
     if not (prefix.startswith("/") and prefix.endswith("/")):
         msg = f"the prefix must start and end with '/', not {prefix!r}"
         raise ValueError(msg)
     if not (site / "index.html").is_file():
         msg = f"no built site at {site} (no index.html); build it first"
         raise FileNotFoundError(msg)
-    record = ServedSite(base_url="", prefix=prefix)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, site=site, record=record))
+    record = ServedSite(base_url="", prefix=prefix, compress=compress)
+    server = _Server(("127.0.0.1", 0), partial(_Handler, site=site, record=record))
     record.base_url = f"http://127.0.0.1:{server.server_address[1]}{prefix}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -1,0 +1,185 @@
+"""Pages that paint at once: nothing in a page's ``<head>`` waits on another download.
+
+A browser paints nothing until it has every stylesheet and every plain script of the
+page's ``<head>``; on a phone's network each is a round trip or more, and the theme
+asks for about twelve. After each HTML build (and after :func:`tensorbook_build.assets.
+lighten`), every page of the edition is rewritten so that
+
+* its stylesheets come with it, inside ``<style>`` in its ``<head>``: each one cut
+  down, with the same rule as :mod:`tensorbook_build.assets` but for this page's own
+  words (and the scripts'), its ``@import`` taken in and its ``url()`` addresses made
+  relative to the page. Every rule the page can use is there from the first paint, so
+  nothing restyles it later, in either colour mode, and nothing shifts;
+* its scripts are deferred: they run in the same order as before, once the page is
+  parsed, and inline ones that come after them become module scripts, which run in
+  that same order (the first inline script, which sets the colour mode before the
+  first paint, comes before every file and stays as it is);
+* the search's scripts and index (``searchtools.js``, ``language_data.js``,
+  ``searchindex.js``, which the theme puts on every page) are only on the search page,
+  the one page that searches: the search field elsewhere opens that page.
+
+A page keeps, on each ``<style>``, the address of the stylesheet it was made from
+(``data-inlined``), so a page that Sphinx did not write again in an incremental build
+is made again from the current stylesheets, the same as a fresh one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+from tensorbook_build.assets import INLINED_STYLE, SelectorFilter, purge_css, site_words
+from tensorbook_build.site import STATIC, is_page
+
+SEARCH_PAGE = "search.html"
+SEARCH_SCRIPTS = {"searchtools.js", "language_data.js", "searchindex.js"}
+"""What only the search page runs; the theme puts them on every page."""
+
+_HEAD = re.compile(r"<head>.*?</head>", re.DOTALL)
+_TAG = re.compile(r"<(link)\b([^>]*)>|<(script)\b([^>]*)>(.*?)</script>", re.DOTALL)
+_ATTRIBUTE = re.compile(r'([\w-]+)(?:="([^"]*)")?')
+_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)["']?\s*\)?\s*;""")
+_URL = re.compile(r"""url\(\s*(["']?)([^"')]+)\1\s*\)""")
+
+
+def _attributes(text: str) -> dict[str, str]:
+    return {name: html.unescape(value or "") for name, value in _ATTRIBUTE.findall(text)}
+
+
+def _local(address: str) -> bool:
+    """Whether ``address`` is a file of the site, relative to where it is written."""
+    parts = urlsplit(address)
+    return not (parts.scheme or parts.netloc or address.startswith(("/", "#")))
+
+
+def stylesheet_text(sheet: Path, page_folder: Path, seen: tuple[Path, ...] = ()) -> str:
+    """A stylesheet's text as a page in ``page_folder`` can hold it in ``<style>``.
+
+    Its ``@import``s are replaced by what they import, and its relative ``url()``s
+    point from the page's folder instead of the stylesheet's.
+    """
+    if sheet in seen:
+        msg = f"{sheet} imports itself (through {', '.join(p.name for p in seen)})"
+        raise ValueError(msg)
+    imports: list[str] = []
+
+    def set_aside(match: re.Match[str]) -> str:
+        imports.append(match[1])
+        return f"\0{len(imports) - 1}\0"
+
+    def moved(match: re.Match[str]) -> str:
+        address = match[2].strip()
+        if not _local(address):
+            return match[0]
+        target = Path(os.path.relpath((sheet.parent / address).resolve(), page_folder))
+        return f'url("{PurePosixPath(*target.parts)}")'
+
+    def imported(match: re.Match[str]) -> str:
+        target = (sheet.parent / imports[int(match[1])]).resolve()
+        return stylesheet_text(target, page_folder, (*seen, sheet))
+
+    # an imported sheet's addresses are its own, moved when it is read: set the
+    # imports aside while this sheet's addresses move, then put the sheets in
+    css = _URL.sub(moved, _IMPORT.sub(set_aside, sheet.read_text(encoding="utf-8")))
+    css = re.sub(r"\0(\d+)\0", imported, css)
+    if "</style" in css.lower():
+        msg = f"{sheet} has '</style' in it, which would end the page's <style> early"
+        raise ValueError(msg)
+    return css
+
+
+class _Purges:
+    """Stylesheets cut down for a set of words, once for each distinct result.
+
+    The words a cut depends on are only those the stylesheet could ask for, so pages
+    with different prose but the same class names share one cut.
+    """
+
+    def __init__(self, script_words: set[str]) -> None:
+        self.script_words = script_words
+        self.done: dict[str, str] = {}
+
+    def __call__(self, css: str, page_words: set[str]) -> str:
+        keep = SelectorFilter(page_words | self.script_words)
+        names = set(re.findall(r"[.#](-?[A-Za-z_][\w-]*)", css))
+        wanted = sorted(n for n in names if keep(f".{n}"))
+        key = hashlib.sha256("\0".join([css, *wanted]).encode()).hexdigest()
+        if key not in self.done:
+            self.done[key] = purge_css(css, keep)
+        return self.done[key]
+
+
+def _rewrite_head(head: str, page: Path, outdir: Path, purges: _Purges, words: set[str]) -> str:
+    search_page = page.relative_to(outdir).as_posix() == SEARCH_PAGE
+    deferring = False
+
+    def rewrite(match: re.Match[str]) -> str:
+        nonlocal deferring
+        if match[1] == "link":
+            attributes = _attributes(match[2])
+            if "stylesheet" not in attributes.get("rel", "").split():
+                return match[0]
+            address = attributes.get("href", "")
+            if not _local(address):
+                msg = f"{page}: a stylesheet from elsewhere ({address}); the site loads none"
+                raise ValueError(msg)
+            return _inline_style(address, page, outdir, purges, words)
+        attributes = _attributes(match[4])
+        source = attributes.get("src")
+        if source is None:
+            inline = match[5]
+            if deferring and "type" not in attributes:
+                return f'<script type="module">{inline}</script>'
+            return match[0]
+        if PurePosixPath(urlsplit(source).path).name in SEARCH_SCRIPTS and not search_page:
+            return ""
+        deferring = True
+        if {"defer", "async"} & attributes.keys() or attributes.get("type") == "module":
+            return match[0]
+        return match[0].replace("<script", "<script defer", 1)
+
+    def restyle(match: re.Match[str]) -> str:
+        return _inline_style(html.unescape(match[1]), page, outdir, purges, words)
+
+    return _TAG.sub(rewrite, INLINED_STYLE.sub(restyle, head))
+
+
+def _inline_style(address: str, page: Path, outdir: Path, purges: _Purges, words: set[str]) -> str:
+    sheet = (page.parent / urlsplit(address).path).resolve()
+    if outdir.resolve() / STATIC not in sheet.parents or not sheet.is_file():
+        msg = f"{page}: its stylesheet {address} is not a file of {outdir / STATIC}"
+        raise FileNotFoundError(msg)
+    css = purges(stylesheet_text(sheet, page.parent), words)
+    return f'<style data-inlined="{html.escape(address, quote=True)}">{css}</style>'
+
+
+def paint_at_once(outdir: Path, pages: Iterable[Path] | None = None) -> int:
+    """Rewrite every page of one built edition (or those given) as the module says.
+
+    Returns how many pages changed.
+    """
+    static = outdir / STATIC
+    script_words = site_words(p for p in static.rglob("*.js") if p.is_file())
+    purges = _Purges(script_words)
+    changed = 0
+    chosen = pages if pages is not None else outdir.rglob("*.html")
+    for page in sorted(p for p in chosen if is_page(p, outdir)):
+        text = page.read_text(encoding="utf-8")
+        head = _HEAD.search(text)
+        if head is None:
+            continue
+        words = site_words([page])
+        painted = (
+            text[: head.start()]
+            + _rewrite_head(head[0], page, outdir, purges, words)
+            + text[head.end() :]
+        )
+        if painted != text:
+            page.write_text(painted, encoding="utf-8")
+            changed += 1
+    return changed
