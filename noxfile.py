@@ -47,11 +47,12 @@ nox.options.sessions = ["lint", "tests"]
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONSTRAINTS = ("-c", "conf/constraints.txt")
 # The test tiers, by marker (pyproject.toml lists the markers). The suite is every
-# tier but the PDF's, which needs TeX and has its own session (nox -s pdf).
-SUITE = "not pdf"
+# tier but the PDF's, which needs TeX and has its own session (nox -s pdf), and
+# Lighthouse's goal, whose scores depend on an idle machine (nox -s lighthouse).
+SUITE = "not pdf and not lighthouse"
 FAST = "not book and not browser and not slow and not pdf"
 BOOK = "book and not browser and not pdf"
-BROWSER = "browser"
+BROWSER = "browser and not lighthouse"
 
 
 # What an environment's installation is made from: when none of it changed, a reused

@@ -45,6 +45,7 @@ def test_a_page_is_judged_by_the_median_of_its_loads():
 
 @pytest.mark.book
 @pytest.mark.browser
+@pytest.mark.lighthouse
 def test_every_page_of_both_editions_meets_the_goal(built_book):
     site = built_book / "html"
     pages = [f"{code}/{name}" for code in LANGUAGES for name in site_pages(site / code)]
