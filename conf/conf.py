@@ -40,6 +40,7 @@ extensions = [
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
+    "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
     "tensorbook_build.extensions.links",  # a link to nowhere fails the build
     "tensorbook_build.extensions.glue",  # glued figures need no outputs for the catalogs
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed

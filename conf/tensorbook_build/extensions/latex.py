@@ -1,0 +1,71 @@
+"""Sphinx adapter for the PDFs (``nox -s pdf``): their chapters, and Latin punctuation.
+
+The fonts are ``latex_elements`` in ``conf/conf.py``, the words LaTeX would print in
+English are the editions extension's; here, what needs the page tree or the language:
+
+* each page of the book is a chapter of the PDF, not a section of the root page's
+  "Chapters" (:class:`LiftChapters`);
+* outside the Chinese edition, quotation marks, dashes and ellipses stay in the Latin
+  font: xeCJK, which every edition loads for its Chinese words, would set them full
+  width, right in Chinese and wrong between English words.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+LATIN_PUNCTUATION = r"""
+\xeCJKDeclareCharClass{Default}{"2013, "2014, "2018, "2019, "201C, "201D, "2026}
+"""
+
+
+def _punctuation(app: Sphinx, config: Config) -> None:
+    if config.language.startswith("zh"):
+        return
+    elements = dict(config.latex_elements)
+    elements["preamble"] = elements.get("preamble", "") + LATIN_PUNCTUATION
+    config.latex_elements = elements
+
+
+class LiftChapters(SphinxPostTransform):
+    """Each page a chapter of the PDF, not a section of the root page's "Chapters".
+
+    The LaTeX builder puts the pages where the root page's toctree is, inside its
+    "Chapters" section, so their titles would be sections of one chapter. Each moves
+    out, after that section, among the root page's own sections: the PDF's chapters.
+    """
+
+    default_priority = 900
+    builders = ("latex",)
+
+    def run(self, **_kwargs: object) -> None:
+        """Move every toctree of pages in a section of the root page up one level."""
+        moved: list[nodes.Element] = []
+        for page in list(self.document.findall(addnodes.start_of_file)):
+            # the builder puts the pages in place of the toctree, in its wrapper
+            unit = page.parent if isinstance(page.parent, nodes.compound) else page
+            section = unit.parent
+            if any(unit is done for done in moved) or not isinstance(section, nodes.section):
+                continue
+            container = section.parent
+            if not isinstance(container, nodes.section) or isinstance(
+                container.parent, nodes.section
+            ):
+                continue  # a chapter already, or a page's own toctree, kept where it is
+            section.remove(unit)
+            after = container.index(section) + 1
+            while after < len(container) and any(container[after] is done for done in moved):
+                after += 1  # after the pages moved before it, in their order
+            container.insert(after, unit)
+            moved.append(unit)
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Set the punctuation once the language is known; lift the chapters."""
+    app.connect("config-inited", _punctuation, priority=900)
+    app.add_post_transform(LiftChapters)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
