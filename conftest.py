@@ -6,6 +6,7 @@ device cannot be had. Without it the device is ``TENSORBOOK_DEVICE``'s, else the
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +18,15 @@ from tensorbook.seeding import seed_everything
 
 
 def pytest_addoption(parser):
+    # here, at the root, so that pytest knows both options before it collects anything
+    # (from tests/conftest.py, `pytest --built-book build` without a path was refused)
+    parser.addoption(
+        "--built-book",
+        type=Path,
+        default=None,
+        help="check this build folder (e.g. build, from nox -s docs) instead of building "
+        "the book; the tests that read the build's own log still build it",
+    )
     parser.addoption(
         "--device",
         default=None,

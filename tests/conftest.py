@@ -50,16 +50,6 @@ def book_builds(request, tmp_path_factory) -> tuple[Path, dict[str, EditionBuild
     return root, {r.language: r for r in results}
 
 
-def pytest_addoption(parser):
-    parser.addoption(
-        "--built-book",
-        type=Path,
-        default=None,
-        help="check this build folder (e.g. build, from nox -s docs) instead of building "
-        "the book; the tests that read the build's own log still build it",
-    )
-
-
 @pytest.fixture(scope="session")
 def built_book(request) -> Path:
     """The build folder of the whole book: html/<language>/, jupyter_execute/<language>/."""
