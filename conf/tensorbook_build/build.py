@@ -25,7 +25,9 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +35,12 @@ from functools import partial
 from pathlib import Path
 
 from tensorbook_build import forkserver, launch
-from tensorbook_build.execute import DeviceError, kernel_environment, resolve_build_device
+from tensorbook_build.execute import (
+    OUTPUTS_READY_VARIABLE,
+    DeviceError,
+    kernel_environment,
+    resolve_build_device,
+)
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
@@ -322,32 +329,52 @@ def build_site(
         )
 
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
-    with build_lock(site.parent):
-        build = partial(
-            _build_editions,
-            command=command,
-            site=site,
-            layout=layout,
-            environment=environment,
-            capture=capture,
-            force=bool(_FORCING.intersection(extra)),
-        )
-        # the source edition's kernels are forked from a server the driver starts with
-        # its Sphinx, so that the server's imports overlap Sphinx's start
-        warm = None
-        if _FRESH_KERNELS not in extra:
-            kernels = {**environment, **kernel_environment(device, layout.src)}
-            warm = partial(forkserver.running, layout.docs, kernels, python)
-        results = build(
-            [SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [],
-            fork_server=warm,
-            meanwhile=partial(launch.prepare, layout.conf, translations),
-        )
-        if any(r.returncode != 0 for r in results):
-            return results
-        # The source edition has finished, so every output is in the cache: the
-        # translations read them from there, side by side.
-        results += build(translations)
+    start = partial(
+        _start_editions,
+        command=command,
+        site=site,
+        layout=layout,
+        capture=capture,
+        force=bool(_FORCING.intersection(extra)),
+    )
+    # the source edition's kernels are forked from a server the driver starts with its
+    # Sphinx, so that the server's imports overlap Sphinx's start
+    warm = None
+    if _FRESH_KERNELS not in extra:
+        kernels = {**environment, **kernel_environment(device, layout.src)}
+        warm = partial(forkserver.running, layout.docs, kernels, python)
+    running: list[_Started] = []
+    with build_lock(site.parent), contextlib.ExitStack() as stack:
+        try:
+            ready = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "outputs-ready"
+            results, source = start(
+                [SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [],
+                environment={**environment, OUTPUTS_READY_VARIABLE: str(ready)},
+                stack=stack,
+                fork_server=warm,
+            )
+            running += source
+            if source:
+                launch.prepare(layout.conf, translations)  # for the translations it forks
+            # The translations read every output from the cache, executing nothing: they
+            # start once the source edition has them all there (it says so), while it is
+            # still writing its pages; or once it has ended, if it ended first.
+            while not ready.exists() and any(s.process.poll() is None for s in source):
+                time.sleep(0.05)
+            if any(s.process.poll() not in (None, 0) for s in source):
+                return [*results, *_finish_editions(source, capture=capture)]
+            skipped, translated = start(translations, environment=environment, stack=stack)
+            running += translated
+            results += _finish_editions(source, capture=capture)
+            if any(r.returncode != 0 for r in results):
+                return results
+            results += skipped
+            results += _finish_editions(translated, capture=capture)
+        finally:
+            for started in running:
+                if started.process.poll() is None:
+                    started.process.kill()
+                    started.process.wait()
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
@@ -360,7 +387,17 @@ def build_site(
     return results
 
 
-def _build_editions(
+@dataclass
+class _Started:
+    """An edition's Sphinx, started, and what its build folder records once it succeeds."""
+
+    language: str
+    process: launch.Forked | subprocess.Popen[str]
+    stamp: Path
+    fingerprint: str
+
+
+def _start_editions(
     languages: Sequence[str],
     command: Callable[[str], list[str]],
     *,
@@ -369,53 +406,50 @@ def _build_editions(
     environment: Mapping[str, str],
     capture: bool,
     force: bool,
+    stack: contextlib.ExitStack,
     fork_server: Callable[[], contextlib.AbstractContextManager[Path]] | None = None,
-    meanwhile: Callable[[], None] | None = None,
-) -> list[EditionBuild]:
-    """Build ``languages`` side by side; skip each one whose inputs did not change.
+) -> tuple[list[EditionBuild], list[_Started]]:
+    """Start ``languages`` side by side, but for those whose inputs did not change.
 
-    The source edition, when it is built, gets a fork server from ``fork_server``;
-    ``meanwhile`` runs once the editions have started, if any has.
+    Returns those skipped, as builds, and those started. The source edition, when it
+    is started, gets a fork server from ``fork_server``, which ``stack`` stops.
     """
-    results: list[EditionBuild] = []
-    running = []
-    servers = contextlib.ExitStack()
-    try:
-        for code in languages:
-            stamp = site.parent / "fingerprints" / code
-            fingerprint = edition_fingerprint(command(code), layout, code, environment)
-            # the pages link the edition's PDF where one was made (tensorbook_build.pdf)
-            fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
-            current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
-            if current and not force and (site / code / "index.html").is_file():
-                note = f"tensorbook_build: {code}: nothing changed since its last build\n"
-                if not capture:
-                    print(note, end="", flush=True)
-                results.append(EditionBuild(code, 0, note))
-                continue
-            stamp.unlink(missing_ok=True)  # until this build has succeeded
-            piped = capture or len(languages) > 1  # side by side, each one's output apart
-            launched = dict(environment)
-            if code == SOURCE_LANGUAGE and fork_server is not None:
-                launched[FORKSERVER_VARIABLE] = str(servers.enter_context(fork_server()))
-            process = launch.start(command(code), launched, capture=piped, conf=layout.conf)
-            running.append((code, process, stamp, fingerprint))
-        if running and meanwhile is not None:
-            meanwhile()
-        for code, process, stamp, fingerprint in running:
-            printed, _ = process.communicate()
-            if printed is not None and not capture:
-                print(printed, end="", flush=True)
-            results.append(EditionBuild(code, process.returncode, printed or ""))
-            if process.returncode == 0:
-                stamp.parent.mkdir(parents=True, exist_ok=True)
-                stamp.write_text(fingerprint, encoding="utf-8")
-    finally:
-        for _, process, _, _ in running:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-        servers.close()
+    skipped: list[EditionBuild] = []
+    started: list[_Started] = []
+    for code in languages:
+        stamp = site.parent / "fingerprints" / code
+        fingerprint = edition_fingerprint(command(code), layout, code, environment)
+        # the pages link the edition's PDF where one was made (tensorbook_build.pdf)
+        fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
+        current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
+        if current and not force and (site / code / "index.html").is_file():
+            note = f"tensorbook_build: {code}: nothing changed since its last build\n"
+            if not capture:
+                print(note, end="", flush=True)
+            skipped.append(EditionBuild(code, 0, note))
+            continue
+        stamp.unlink(missing_ok=True)  # until this build has succeeded
+        # a translation runs beside another edition: its output is printed once it ends
+        piped = capture or code != SOURCE_LANGUAGE
+        launched = dict(environment)
+        if code == SOURCE_LANGUAGE and fork_server is not None:
+            launched[FORKSERVER_VARIABLE] = str(stack.enter_context(fork_server()))
+        process = launch.start(command(code), launched, capture=piped, conf=layout.conf)
+        started.append(_Started(code, process, stamp, fingerprint))
+    return skipped, started
+
+
+def _finish_editions(started: Sequence[_Started], *, capture: bool) -> list[EditionBuild]:
+    """Wait for each started edition; record the fingerprint of each that succeeded."""
+    results = []
+    for edition in started:
+        printed, _ = edition.process.communicate()
+        if printed is not None and not capture:
+            print(printed, end="", flush=True)
+        results.append(EditionBuild(edition.language, edition.process.returncode, printed or ""))
+        if edition.process.returncode == 0:
+            edition.stamp.parent.mkdir(parents=True, exist_ok=True)
+            edition.stamp.write_text(edition.fingerprint, encoding="utf-8")
     return results
 
 

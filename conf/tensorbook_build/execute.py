@@ -30,6 +30,7 @@ from pathlib import Path
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
 
 __all__ = [
+    "OUTPUTS_READY_VARIABLE",
     "DeviceError",
     "context_cell",
     "is_text_notebook",
@@ -41,6 +42,9 @@ __all__ = [
 ]
 
 PACKAGE = "tensorbook"
+OUTPUTS_READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
+"""A file the source edition's build creates once every page's outputs are in the cache
+(the build driver then starts the translations, which read them from there)."""
 
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _CODE_CELL = re.compile(

@@ -94,8 +94,8 @@ def pdf_name(language: str) -> str:
 
     Examples
     --------
-    >>> pdf_name("zh_CN")
-    'tensorbook-zh_CN.pdf'
+    >>> pdf_name("pt_BR")
+    'tensorbook-pt_BR.pdf'
     """
     return f"{PROJECT}-{language}.pdf"
 
@@ -229,5 +229,5 @@ def write_site_files(
         written.append(target)
     written.append(write_sitemap(site, editions, base_url))
     version = importlib.metadata.version(PROJECT)  # the version conf.py gives the pages
-    written.append(write_wheel(layout.src, LAYOUT.root / "pyproject.toml", version, site / WHEELS))
+    written.append(write_wheel(layout.src, version, site / WHEELS))
     return written

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import tomllib
+import importlib.metadata
 import zipfile
 from pathlib import Path
 
@@ -35,17 +35,29 @@ def wheel_name(version: str) -> str:
     return f"{_PACKAGE}-{version}-py3-none-any.whl"
 
 
-def _metadata(pyproject: Path, version: str) -> str:
-    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+def _metadata(version: str) -> tuple[str, str]:
+    """The wheel's METADATA and entry points: the installed project's, at ``version``.
+
+    The project is installed (editable) wherever the book is built, so its metadata is
+    what ``pyproject.toml`` says, without reading a file a copy of the book may lack.
+    """
+    installed = importlib.metadata.distribution(_PACKAGE)
+    meta = installed.metadata
     lines = [
         "Metadata-Version: 2.1",
-        f"Name: {project['name']}",
+        f"Name: {meta['Name']}",
         f"Version: {version}",
-        f"Summary: {project.get('description', '')}",
-        f"Requires-Python: {project.get('requires-python', '>=3')}",
-        *(f"Requires-Dist: {requirement}" for requirement in project.get("dependencies", [])),
+        f"Summary: {meta.get('Summary', '')}",
+        f"Requires-Python: {meta.get('Requires-Python', '>=3')}",
+        *(f"Requires-Dist: {requirement}" for requirement in meta.get_all("Requires-Dist") or []),
     ]
-    return "\n".join(lines) + "\n"
+    scripts = sorted(
+        f"{entry.name} = {entry.value}\n"
+        for entry in installed.entry_points
+        if entry.group == "console_scripts"
+    )
+    entries = f"[console_scripts]\n{''.join(scripts)}" if scripts else ""
+    return "\n".join(lines) + "\n", entries
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -53,7 +65,7 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def write_wheel(src: Path, pyproject: Path, version: str, folder: Path) -> Path:
+def write_wheel(src: Path, version: str, folder: Path) -> Path:
     """Write ``tensorbook``'s wheel (from ``src/tensorbook``) into ``folder``; its path."""
     package = src / _PACKAGE
     files = {
@@ -61,11 +73,10 @@ def write_wheel(src: Path, pyproject: Path, version: str, folder: Path) -> Path:
         for path in sorted(package.rglob("*.py"))
     }
     info = f"{_PACKAGE}-{version}.dist-info"
-    files[f"{info}/METADATA"] = _metadata(pyproject, version).encode()
-    scripts = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("scripts", {})
-    if scripts:
-        entries = "".join(f"{name} = {target}\n" for name, target in sorted(scripts.items()))
-        files[f"{info}/entry_points.txt"] = f"[console_scripts]\n{entries}".encode()
+    metadata, entries = _metadata(version)
+    files[f"{info}/METADATA"] = metadata.encode()
+    if entries:
+        files[f"{info}/entry_points.txt"] = entries.encode()
     files[f"{info}/WHEEL"] = (
         b"Wheel-Version: 1.0\nGenerator: tensorbook_build.wheel\nRoot-Is-Purelib: true\n"
         b"Tag: py3-none-any\n"

@@ -10,6 +10,9 @@ The kernels' device and environment, and each page's cache key:
   Sphinx that the page depends on the modules it imports, so that editing one
   re-reads, and so re-executes, only the pages that import it;
 * ``builder-inited``: sends the executed notebooks beside the site, not into it;
+* ``env-updated``: in the source edition, says (``TENSORBOOK_OUTPUTS_READY``, a file
+  the driver names) that every output is in the cache, so that the driver can start
+  the translations while this edition writes its pages;
 * ``env-before-read-docs``: where pages are to be read in the source edition (the one
   that executes) and the build driver runs no fork server, starts the one the kernels
   are forked from (``tensorbook_warm_kernels``, on by default), which
@@ -32,6 +35,7 @@ from sphinx.util import logging
 
 from tensorbook_build import forkserver
 from tensorbook_build.execute import (
+    OUTPUTS_READY_VARIABLE,
     DeviceError,
     context_cell,
     is_text_notebook,
@@ -136,6 +140,15 @@ def _stop_fork_server(app: Sphinx, exception: Exception | None) -> None:
     stack.close()
 
 
+def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    # every page is read, so every output is in the cache: the driver may start the
+    # translations, which read them from there, while this edition writes its pages
+    marker = os.environ.get(OUTPUTS_READY_VARIABLE)
+    if marker and app.config.language == SOURCE_LANGUAGE:
+        Path(marker).touch()
+    return []
+
+
 def _on_builder_inited(app: Sphinx) -> None:
     # MyST-NB writes executed notebooks and their images beside the output folder,
     # which, with one output folder per language inside the site, would publish them.
@@ -158,5 +171,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
+    app.connect("env-updated", _on_env_updated)
     app.connect("build-finished", _stop_fork_server)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
