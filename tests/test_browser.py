@@ -282,7 +282,7 @@ FIGURE_PAGE = "tensors_by_hand"
 PAGE_BACKGROUND = "() => getComputedStyle(document.body).backgroundColor"
 
 
-def _luminance(rgb: tuple[int, ...]) -> float:
+def _rgb_luminance(rgb: tuple[int, ...]) -> float:
     """WCAG's relative luminance of an sRGB colour."""
     channels = [c / 255 for c in rgb[:3]]
     linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
@@ -311,12 +311,12 @@ def test_a_figure_reads_in_either_mode(browser, served, mode):
     finally:
         context.close()
     raw = shot.tobytes()  # RGB, three bytes a pixel
-    luminances = sorted(_luminance(tuple(raw[i : i + 3])) for i in range(0, len(raw), 3))
+    luminances = sorted(_rgb_luminance(tuple(raw[i : i + 3])) for i in range(0, len(raw), 3))
     # the figure's own background is what most of it is; its ink, the pixels farthest
     # from that, on whichever side (dark ink on light, or light on dark)
     own = statistics.median(luminances)
     tail = len(luminances) // 200
     ink = max(luminances[tail], luminances[-1 - tail], key=lambda lum: _contrast(lum, own))
-    page_luminance = _luminance(tuple(int(c) for c in background[:3]))
+    page_luminance = _rgb_luminance(tuple(int(c) for c in background[:3]))
     assert _contrast(ink, own) >= 4.5, (mode, ink, own)
     assert _contrast(own, page_luminance) <= 1.5, (mode, own, page_luminance)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -83,8 +84,16 @@ def test_a_forked_kernel_computes_what_a_fresh_one_does(monkeypatch, tmp_path):
     assert _run(code, tmp_path) == forked
 
 
-async def _ready_then_print(manager: AsyncKernelManager) -> tuple[type, str]:
+def _run_apart(coroutine_function, *args):
+    """Run a coroutine in a thread of its own, with its own event loop: the suite's
+    browser tests keep one running in the main thread, where asyncio.run refuses to."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(coroutine_function(*args))).result()
+
+
+async def _ready_then_print() -> tuple[type, str]:
     """Start a kernel as nbclient does, and print from it the moment it is ready."""
+    manager = AsyncKernelManager(kernel_name="python3")
     await manager.start_kernel()
     client = manager.client()
     client.start_channels()
@@ -105,7 +114,7 @@ def test_the_build_s_kernels_are_ready_once_they_answer_and_lose_no_output():
     """The provisioner gives nbclient's manager the client that skips the quiet wait;
     what the kernel prints right after is received, several starts in a row."""
     for _ in range(5):
-        client, printed = asyncio.run(_ready_then_print(AsyncKernelManager(kernel_name="python3")))
+        client, printed = _run_apart(_ready_then_print)
         assert client is ReadyClient
         assert printed == "ready\n"
 
@@ -129,7 +138,7 @@ def test_waiting_for_a_kernel_that_died_fails_at_once():
 
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="Kernel died before replying"):
-        asyncio.run(wait_for_a_dead_one())
+        _run_apart(wait_for_a_dead_one)
     assert time.monotonic() - start < 30  # long before the timeout
 
 

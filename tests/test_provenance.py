@@ -78,6 +78,7 @@ def _context(repository_url: str, commit: str) -> dict:
         tensorbook_repository=repository_url,
         tensorbook_base_url="https://example.org/book/",
         language="zh_CN",
+        tensorbook_pdf=False,
     )
     doctree = new_document("cuda")
     doctree["tensorbook_device_line"] = "Executed on CPU (x86_64) · torch 2.13.0"
