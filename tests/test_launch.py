@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -28,10 +29,20 @@ PROBE = textwrap.dedent(
 )
 
 
+# Sphinx colours what it prints by its environment (FORCE_COLOR, CI, NO_COLOR): with
+# colour forced, the forked edition colours only if it sees the environment it was given.
+COLOURED = {**os.environ, "FORCE_COLOR": "1"}
+
+
 def _probe(*arguments: list[str]) -> list[list]:
     code = PROBE.format(arguments=repr(arguments), conf=str(LAYOUT.conf))
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=COLOURED,
     )
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -47,9 +58,11 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
         stderr=subprocess.STDOUT,
         text=True,
         check=False,
+        env=COLOURED,
     )
     assert failed[1] == new.returncode != 0
-    assert failed[2].splitlines()[:4] == new.stdout.splitlines()[:4]  # the same error
+    assert "\x1b[" in new.stdout
+    assert failed[2].splitlines()[:4] == new.stdout.splitlines()[:4]  # the same error, coloured
 
 
 def test_only_this_interpreter_s_sphinx_is_forked():

@@ -162,8 +162,9 @@ def _run_sphinx(
             os.dup2(writing, 1)
             os.dup2(writing, 2)
             os.close(writing)
+        wanted = dict(environment)  # copied first: it may be os.environ itself
         os.environ.clear()
-        os.environ.update(environment)
+        os.environ.update(wanted)
         # as `python -m sphinx` sets it: Sphinx names itself after it in what it prints
         sys.argv = [importlib.util.find_spec("sphinx.__main__").origin, *arguments]
         from sphinx.cmd.build import main
