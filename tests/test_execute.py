@@ -13,7 +13,13 @@ from tensorbook_build.build import build_lock, executed_pages
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
-from tensorbook_build.tools.testing import ROOT, SOURCE_LANGUAGE, build_book, copy_of_the_book
+from tensorbook_build.tools.testing import (
+    ROOT,
+    SOURCE_LANGUAGE,
+    build_book,
+    copy_of_the_book,
+    pages_logged,
+)
 from tensorbook_build.upstream import stream_coalescing
 
 SRC = ROOT / "src"
@@ -96,11 +102,14 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
         before = executed_pages(build / ".jupyter_cache")
         result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
         assert result.returncode == 0, result.output
-        return sorted(
+        executed = sorted(
             name
             for pk, name in executed_pages(build / ".jupyter_cache").items()
             if pk not in before
         )
+        # the cache's records and the build's log must tell the same story
+        assert executed == pages_logged(result.output, "Executing notebook"), result.output
+        return executed
 
     assert rebuild() == ["graph_page.md", "index.md"]
     assert rebuild() == []
