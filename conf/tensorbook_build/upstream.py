@@ -42,6 +42,7 @@ __all__ = [
     "failure_reporting",
     "get_node_equation_number",
     "notebook_cache_path",
+    "patch_cache_truncation",
     "patch_document_defaults",
     "patch_failure_reporting",
     "patch_stream_coalescing",
@@ -163,6 +164,33 @@ REACHES = (
         "throwaway document for every message a translation renders",
     ),
     Reach(
+        "jupyter_cache.cache.main:JupyterCacheBase.truncate_caches",
+        "(self)",
+        "replaced by one that picks the records to drop in one query: pages read side by "
+        "side cache at once, and the two queries of the original dropped a record another "
+        "reader made between them",
+    ),
+    Reach(
+        "jupyter_cache.cache.main:JupyterCacheBase.remove_cache",
+        "(self, pk: int)",
+        "how the replacement drops a record",
+    ),
+    Reach(
+        "jupyter_cache.cache.main:CACHE_LIMIT_KEY",
+        None,
+        "the setting that holds how many records the cache keeps",
+    ),
+    Reach(
+        "jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT",
+        None,
+        "how many it keeps when that setting is not set",
+    ),
+    Reach(
+        "jupyter_cache.cache.db:NbCacheRecord.accessed",
+        None,
+        "the records are dropped least recently used first, as jupyter-cache drops them",
+    ),
+    Reach(
         "sphinx.util.math:get_node_equation_number",
         "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
         "numbered equations rendered as MathML",
@@ -257,6 +285,45 @@ def patch_document_defaults() -> None:
 
     make_document.computes_defaults_once = True  # type: ignore[attr-defined]
     myst_base.make_document = make_document
+
+
+def patch_cache_truncation() -> None:
+    """Make jupyter-cache pick the records it drops in one query.
+
+    Each time it caches an executed notebook, jupyter-cache drops the least recently
+    used records beyond its limit, which it finds with two queries: those to keep, then
+    every record not among them. The build reads pages side by side (``-j``), so
+    readers cache notebooks at the same moment, and a record that another reader made
+    between those two queries was dropped at once: that page ran again at the next
+    build, or, when its notebook was not yet written, the build stopped with
+    ``KeyError: 'Notebook file does not exist for cache record PK: ...'``. One query
+    reads one state of the table, in which a record made after it does not exist.
+    """
+    import contextlib
+
+    from jupyter_cache.cache import main
+    from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
+    from sqlalchemy import desc
+
+    if getattr(main.JupyterCacheBase.truncate_caches, "one_query", False):
+        return
+
+    def truncate_caches(self: main.JupyterCacheBase) -> None:
+        limit = Setting.get_value(main.CACHE_LIMIT_KEY, self.db, main.DEFAULT_CACHE_LIMIT)
+        with session_context(self.db) as session:
+            dropped = [
+                pk
+                for (pk,) in session.query(NbCacheRecord.pk)
+                .order_by(desc(NbCacheRecord.accessed), desc(NbCacheRecord.pk))
+                .offset(limit)
+                .all()
+            ]
+        for pk in dropped:
+            with contextlib.suppress(KeyError):  # another reader dropped it first
+                self.remove_cache(pk)
+
+    truncate_caches.one_query = True  # type: ignore[attr-defined]
+    main.JupyterCacheBase.truncate_caches = truncate_caches  # type: ignore[method-assign]
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:

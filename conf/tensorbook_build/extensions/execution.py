@@ -45,7 +45,11 @@ from tensorbook_build.execute import (
 )
 from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
-from tensorbook_build.upstream import notebook_cache_path, set_notebook_output_folder
+from tensorbook_build.upstream import (
+    notebook_cache_path,
+    patch_cache_truncation,
+    set_notebook_output_folder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -167,6 +171,8 @@ def setup(app: Sphinx) -> dict[str, object]:
     # kernels forked from a warm server (tensorbook_build.forkserver); 0 starts each afresh,
     # which gives the same pages (tests/test_book.py builds the book both ways)
     app.add_config_value("tensorbook_warm_kernels", True, "", types=[bool, int])
+    # pages read side by side cache their notebooks at once (upstream.patch_cache_truncation)
+    patch_cache_truncation()
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
     app.connect("source-read", _on_source_read)
