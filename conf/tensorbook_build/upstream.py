@@ -10,6 +10,7 @@ the build imports a private name.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 from collections.abc import Callable
@@ -299,8 +300,6 @@ def patch_cache_truncation() -> None:
     ``KeyError: 'Notebook file does not exist for cache record PK: ...'``. One query
     reads one state of the table, in which a record made after it does not exist.
     """
-    import contextlib
-
     from jupyter_cache.cache import main
     from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
     from sqlalchemy import desc
