@@ -9,6 +9,7 @@ from collections.abc import Sequence
 PROGRAMS = (
     "numpy_net",
     "manual_net",
+    "precision",
     "autograd_net",
     "custom_relu",
     "nn_net",

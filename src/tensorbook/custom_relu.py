@@ -22,8 +22,10 @@ __all__ = ["MyReLU", "check_gradient", "main", "my_relu", "train_on"]
 class MyReLU(torch.autograd.Function):
     """ReLU with a hand-written backward pass.
 
-    ``forward`` keeps its input with ``ctx.save_for_backward``; ``backward``
-    reads it back to know where the gradient must be blocked.
+    ``forward`` computes only the result; ``setup_context`` keeps the input
+    with ``ctx.save_for_backward``; ``backward`` reads it back to know where the
+    gradient must be blocked. Keeping ``forward`` free of ``ctx`` is what lets
+    ``torch.func`` transforms (``jacrev``, ``vmap``) use the function.
 
     Examples
     --------
@@ -32,13 +34,20 @@ class MyReLU(torch.autograd.Function):
     >>> y.sum().backward()
     >>> y.tolist(), x.grad.tolist(), y.grad_fn.name()
     ([0.0, 2.0], [0.0, 1.0], 'MyReLUBackward')
+    >>> torch.func.jacrev(MyReLU.apply)(x.detach()).tolist()
+    [[0.0, 0.0], [0.0, 1.0]]
     """
 
     @staticmethod
-    def forward(ctx: FunctionCtx, h: torch.Tensor) -> torch.Tensor:
-        """ReLU of ``h``, keeping ``h`` for the backward pass."""
-        ctx.save_for_backward(h)
+    def forward(h: torch.Tensor) -> torch.Tensor:
+        """ReLU of ``h``."""
         return h.clamp(min=0)
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[torch.Tensor], output: torch.Tensor) -> None:
+        """Keep the input ``h`` for the backward pass."""
+        (h,) = inputs
+        ctx.save_for_backward(h)
 
     @staticmethod
     def backward(ctx: FunctionCtx, grad_output: torch.Tensor) -> torch.Tensor:
