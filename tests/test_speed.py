@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from types import SimpleNamespace
+
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -127,6 +129,31 @@ def test_the_peak_is_looked_up_by_the_gpus_name(monkeypatch, name, peak):
     assert speed.fp32_peak(torch.device("cuda", 0)) == (peak and pytest.approx(peak))
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "high")
     assert speed.fp32_peak(torch.device("cuda", 0)) is None  # TF32 allowed: another peak
+
+
+@pytest.mark.parametrize(
+    ("matmul", "generic", "legacy", "allowed"),
+    [
+        ("none", "none", "highest", False),
+        ("none", "none", "high", True),
+        ("tf32", "none", "highest", True),
+        ("ieee", "tf32", "high", False),  # the most specific setting wins
+        ("none", "tf32", "highest", True),
+    ],
+)
+def test_tf32_is_read_from_the_new_settings_first(monkeypatch, matmul, generic, legacy, allowed):
+    # torch.backends.cuda.matmul refuses new attributes: stand in for the whole object
+    monkeypatch.setattr(torch.backends.cuda, "matmul", SimpleNamespace(fp32_precision=matmul))
+    monkeypatch.setattr(torch.backends, "fp32_precision", generic)
+
+    def legacy_getter() -> str:
+        if (matmul, generic) != ("none", "none"):
+            msg = "mixed legacy and new APIs"  # what torch raises once the new API is used
+            raise RuntimeError(msg)
+        return legacy
+
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", legacy_getter)
+    assert speed.tf32_allowed() is allowed
 
 
 def test_timing_on_a_device(device):

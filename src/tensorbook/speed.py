@@ -20,12 +20,13 @@ and ReLU's gradient mask is applied with ``masked_fill``. The rules of the timin
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,16 +118,32 @@ def step_flops(sizes: Sizes) -> int:
 def fp32_peak(device: torch.device) -> float | None:
     """The device's float32 peak in FLOP/s, where it is known; None for a CPU.
 
-    Also None when torch may use TF32 tensor cores for float32 matrix products
-    (``torch.set_float32_matmul_precision`` other than "highest"), since the
-    achieved rate would then be compared with the wrong peak.
+    Also None when torch may use TF32 tensor cores for float32 matrix products,
+    since the achieved rate would then be compared with the wrong peak.
 
     >>> fp32_peak(torch.device("cpu")) is None
     True
     """
-    if device.type != "cuda" or torch.get_float32_matmul_precision() != "highest":
+    if device.type != "cuda" or tf32_allowed():
         return None
     return _peak_of_name(torch.cuda.get_device_name(device))
+
+
+def tf32_allowed() -> bool:
+    """Whether CUDA float32 matrix products may use TF32 tensor cores.
+
+    Reads ``torch.backends.cuda.matmul.fp32_precision`` ("ieee" or "tf32"); its
+    "none" defers to ``torch.backends.fp32_precision``, and a "none" there to the
+    legacy ``torch.get_float32_matmul_precision()``. The legacy getter is read
+    only then: it raises once the new settings have been used.
+
+    >>> tf32_allowed()  # torch's default
+    False
+    """
+    for setting in (torch.backends.cuda.matmul.fp32_precision, torch.backends.fp32_precision):
+        if setting != "none":
+            return setting == "tf32"
+    return torch.get_float32_matmul_precision() != "highest"
 
 
 def _peak_of_name(name: str) -> float | None:
@@ -440,11 +457,17 @@ def mask_operators(device: torch.device) -> dict[str, list[str]]:
     return listed
 
 
-def waits_for_gpu(device: torch.device) -> dict[str, bool]:
-    """For each of :data:`MASK_SPELLINGS`, whether it makes the CPU wait for the GPU.
+def waits_for_gpu(
+    device: torch.device, actions: Mapping[str, Callable[[], object]] | None = None
+) -> dict[str, bool]:
+    """For each action, whether it makes the CPU wait for the GPU.
 
-    Each runs under ``torch.cuda.set_sync_debug_mode("error")``, which raises
-    where torch synchronises with the GPU.
+    ``actions`` maps a name to a call with no arguments; by default, each of
+    :data:`MASK_SPELLINGS` on fresh operands. Each runs once unwatched (a first
+    call may initialise and synchronise), then under
+    ``torch.cuda.set_sync_debug_mode("error")``, which raises where torch
+    synchronises with the GPU. The mode is experimental and sees only the
+    synchronisations torch itself checks: ``False`` means none was seen.
 
     Raises
     ------
@@ -459,19 +482,23 @@ def waits_for_gpu(device: torch.device) -> dict[str, bool]:
     if device.type != "cuda":
         msg = f"only a CUDA device can be waited for, not {device}"
         raise ValueError(msg)
+    if actions is None:
+        actions = {
+            spelling: functools.partial(apply, *_mask_operands(device))
+            for spelling, apply in MASK_SPELLINGS.items()
+        }
     waits = {}
-    for spelling, apply in MASK_SPELLINGS.items():
-        g, m, v = _mask_operands(device)
-        apply(g, m, v)  # once unwatched: a first call may initialise and synchronise
+    for name, action in actions.items():
+        action()
         torch.cuda.synchronize(device)
         torch.cuda.set_sync_debug_mode("error")
         try:
-            apply(g, m, v)
-            waits[spelling] = False
+            action()
+            waits[name] = False
         except RuntimeError as error:
             if "synchroniz" not in str(error):
                 raise
-            waits[spelling] = True
+            waits[name] = True
         finally:
             torch.cuda.set_sync_debug_mode("default")
     return waits
