@@ -16,6 +16,7 @@ PROGRAMS = (
     "module_net",
     "compare",
     "graph",
+    "training",
     "speed",
 )
 """Modules with a ``main``, in the order the book meets them."""

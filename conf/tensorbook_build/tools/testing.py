@@ -23,6 +23,7 @@ CHAPTERS = [
     "tensors_by_hand",
     "autograd",
     "autograd_network",
+    "training",
     "speed",
 ]
 """The book's executed pages in reading order."""
