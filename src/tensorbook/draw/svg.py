@@ -54,7 +54,7 @@ TONES = {
 }
 """Fill colours, each used at :data:`FILL_OPACITY` under ink in ``currentColor``: a light
 tint on a light page and a dark one on a dark page, so the ink reads on both."""
-FILL_OPACITY = "0.28"
+FILL_OPACITY = "0.32"
 _MONO = "var(--pst-font-family-monospace,monospace)"
 _BASE = "var(--pst-font-family-base,sans-serif)"
 _MARKED = re.compile(r'<(text|title|desc)\b[^>]*?\bdata-w="(\w+)"[^>]*>([^<]*)</\1>')
@@ -121,7 +121,7 @@ class Canvas:
     def __init__(self, width: float) -> None:
         self.width = width
         self.height = 0.0
-        self._parts: list[str] = []
+        self._parts: list[tuple[str, str]] = []  # (attributes shared in a <g>, element)
 
     def _reach(self, y: float) -> None:
         self.height = max(self.height, y)
@@ -142,7 +142,7 @@ class Canvas:
         stroke = ' stroke="currentColor"' if ink else ""
         dash = ' stroke-dasharray="3 2"' if dashed else ""
         self._parts.append(
-            f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" {fill_}{stroke}{dash}/>'
+            (fill_ + stroke + dash, f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"/>')
         )
         self._reach(y + h)
 
@@ -159,8 +159,10 @@ class Canvas:
         """A line in ink; with ``arrow``, a head at its end."""
         dash = ' stroke-dasharray="4 3"' if dashed else ""
         self._parts.append(
-            f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" '
-            f'stroke="currentColor"{dash}/>'
+            (
+                'stroke="currentColor"' + dash,
+                f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}"/>',
+            )
         )
         if arrow:
             angle = math.atan2(y2 - y1, x2 - x1)
@@ -168,7 +170,7 @@ class Canvas:
             for side in (-0.45, 0.45):
                 points.append((x2 - 7 * math.cos(angle + side), y2 - 7 * math.sin(angle + side)))
             shown = " ".join(f"{_n(px)},{_n(py)}" for px, py in points)
-            self._parts.append(f'<polygon points="{shown}"/>')
+            self._parts.append(("", f'<polygon points="{shown}"/>'))
         self._reach(max(y1, y2))
 
     def text(
@@ -185,18 +187,19 @@ class Canvas:
     ) -> None:
         """Words whose baseline is at ``y``: numbers or torch's names, or, with ``key``, a
         translatable template already filled in (use :meth:`words`)."""
-        attributes = f'x="{_n(x)}" y="{_n(y)}"'
+        shared = []
         if anchor != "start":
-            attributes += f' text-anchor="{anchor}"'
+            shared.append(f'text-anchor="{anchor}"')
         if mono:
-            attributes += f' font-family="{_MONO}"'
+            shared.append(f'style="font-family:{_MONO}"')
         if size != 12:
-            attributes += f' font-size="{_n(size)}"'
+            shared.append(f'font-size="{_n(size)}"')
         if bold:
-            attributes += ' font-weight="bold"'
-        if key is not None:
-            attributes += f' data-w="{key}"'
-        self._parts.append(f"<text {attributes}>{_escape(content)}</text>")
+            shared.append('font-weight="bold"')
+        own = f' data-w="{key}"' if key is not None else ""
+        self._parts.append(
+            (" ".join(shared), f'<text x="{_n(x)}" y="{_n(y)}"{own}>{_escape(content)}</text>')
+        )
         self._reach(y + size * 0.3)
 
     def words(
@@ -236,7 +239,16 @@ class Canvas:
             f'<title data-w="{title[0]}">{_escape(named)}</title>\n'
             f'<desc data-w="{desc[0]}">{_escape(described)}</desc>\n'
         )
-        svg = head + "\n".join(self._parts) + "\n</svg>\n"
+        # boxes, then lines, then words on top; within each, the elements that share
+        # attributes in one <g>, in the order first drawn: a third of the bytes
+        groups: dict[tuple[int, str], list[str]] = {}
+        for shared, element in self._parts:
+            layer = 0 if element.startswith("<rect") else 2 if element.startswith("<text") else 1
+            groups.setdefault((layer, shared), []).append(element)
+        body = []
+        for (_, shared), elements in sorted(groups.items(), key=lambda item: item[0][0]):
+            body.extend([f"<g {shared}>", *elements, "</g>"] if shared else elements)
+        svg = head + "\n".join(body) + "\n</svg>\n"
         picture = Picture(svg, named)
         if picture.size > MAX_BYTES:
             msg = f"the picture {named!r} is {picture.size} bytes, over {MAX_BYTES}"

@@ -11,9 +11,9 @@ cheaply.
 Examples
 --------
 >>> from tensorbook.wording import fill, parse
->>> text = fill(WORDS["stride"], stride="(4, 1)")
->>> text, parse(WORDS["stride"], text)
-('stride (4, 1)', {'stride': '(4, 1)'})
+>>> text = fill(WORDS["layout_contiguous"], stride="(4, 1)", offset=0)
+>>> text, parse(WORDS["layout_contiguous"], text)
+('stride (4, 1) · offset 0 · contiguous', {'stride': '(4, 1)', 'offset': '0'})
 """
 
 from __future__ import annotations
@@ -38,11 +38,9 @@ WORDS: dict[str, str] = {
         "storage index it reads, offset + row × stride[0] + column × stride[1]."
     ),
     "storage": "storage {number}",
-    "stride": "stride {stride}",
-    "offset": "offset {offset}",
-    "contiguous": "contiguous",
-    "not_contiguous": "not contiguous",
-    "read_cells": "cells it reads",
+    "layout_contiguous": "stride {stride} · offset {offset} · contiguous",
+    "layout_strided": "stride {stride} · offset {offset} · not contiguous",
+    "reads": "reads, in order",
     # cat and stack
     "join_title": "{joins} of {names}",
     "join_desc": "The inputs {names} as blocks, and where each lands in {joins}.",
