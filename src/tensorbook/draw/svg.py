@@ -135,11 +135,14 @@ class Canvas:
         *,
         tone: str | None = None,
         dashed: bool = False,
-        ink: bool = True,
+        solid: bool = False,
     ) -> None:
-        """A box, tinted with one of :data:`TONES`, outlined in ink unless ``ink`` is false."""
-        fill_ = f'fill="{TONES[tone]}" fill-opacity="{FILL_OPACITY}"' if tone else 'fill="none"'
-        stroke = ' stroke="currentColor"' if ink else ""
+        """A box tinted with one of :data:`TONES` and outlined in ink; ``solid``, a bar in the
+        full colour (which reads on both backgrounds), without an outline."""
+        fill_ = f'fill="{TONES[tone]}"' if tone else 'fill="none"'
+        if tone and not solid:
+            fill_ += f' fill-opacity="{FILL_OPACITY}"'
+        stroke = "" if solid else ' stroke="currentColor"'
         dash = ' stroke-dasharray="3 2"' if dashed else ""
         self._parts.append(
             (fill_ + stroke + dash, f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"/>')
