@@ -44,7 +44,6 @@ WORDS: dict[str, str] = {
     # cat and stack
     "join_title": "{joins} of {names}",
     "join_desc": "The inputs {names} as blocks, and where each lands in {joins}.",
-    "new_dim": "new dim {dim}",
     # the autograd graph
     "graph_title": "Backward graph of {output}",
     "graph_desc": (
@@ -63,14 +62,12 @@ WORDS: dict[str, str] = {
     ),
     "forward": "forward",
     "backward": "backward",
-    "loss": "loss",
     # the step's timeline
     "timeline_title": "One training step on the {device}, as the profiler traced it",
     "timeline_desc": (
         "{ops} operators over {total} µs of one step, one row per operator; "
         "measured while this page was built, so the times change from build to build."
     ),
-    "cpu_row": "CPU",
     "gpu_row": "GPU",
     "microseconds": "{time} µs",
     "measured": "measured in this build",
