@@ -116,7 +116,7 @@ def picture_latex(svg: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _ATTRIBUTE_VALUE(tag: str, name: str) -> str:  # noqa: N802 - reads like the attribute
+def _ATTRIBUTE_VALUE(tag: str, name: str) -> str:
     match = re.search(rf'\b{name}="([^"]*)"', tag)
     return match[1] if match else ""
 
@@ -166,4 +166,3 @@ def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
             f"{{{_latex_text(text)}}};"
         )
     return ""
-

@@ -27,12 +27,14 @@ CLASS = "tb-picture"
 class InlinePictures:
     """MyST-NB's MIME renderer plugin (``myst_nb.mime_renderers``) for the pictures."""
 
-    mime_priority_overrides: ClassVar[list[tuple[str, str, int]]] = [
-        ("latex", "image/svg+xml", 5)
-    ]
+    mime_priority_overrides: ClassVar[list[tuple[str, str, int]]] = [("latex", "image/svg+xml", 5)]
 
     @staticmethod
-    def handle_mime(renderer: object, data: object, inline: bool) -> list[nodes.Element] | None:
+    def handle_mime(
+        renderer: object,  # noqa: ARG004 - the plugin protocol's signature
+        data: object,
+        inline: bool,
+    ) -> list[nodes.Element] | None:
         """A raw node holding the picture, or ``None`` for any other output."""
         if inline or data.mime_type != "image/svg+xml" or not is_picture(data.string):
             return None

@@ -61,10 +61,12 @@ def graph_picture(
     for i, node in enumerate(nodes):
         if node.is_leaf:
             widths[i] = max(widths[i], text_width(".grad (00, 00)", 11) + 16)
-    span = max(sum(widths[i] for i in members) + GAP * (len(members) - 1) for members in levels.values())
+    span = max(
+        sum(widths[i] for i in members) + GAP * (len(members) - 1) for members in levels.values()
+    )
     canvas = Canvas(max(300, span + 16))
     left: dict[int, float] = {}
-    for depth, members in levels.items():
+    for members in levels.values():
         total = sum(widths[i] for i in members) + GAP * (len(members) - 1)
         x = (canvas.width - total) / 2
         for i in members:

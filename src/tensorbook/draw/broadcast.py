@@ -1,5 +1,7 @@
-"""Broadcasting, drawn from the tensors that broadcast: their shapes lined up from the
-right, the dimensions that are stretched, and the result's shape.
+"""Broadcasting, drawn from the tensors that broadcast.
+
+Their shapes are lined up from the right, the dimensions that are stretched marked,
+and the result's shape below.
 
 The result's shape is torch's own (:func:`torch.broadcast_shapes`); a result tensor,
 when given, must have it, so the picture cannot disagree with the cell above it.

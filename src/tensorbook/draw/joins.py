@@ -1,5 +1,7 @@
-"""``torch.cat`` against ``torch.stack``, drawn from the tensors joined: the inputs as
-blocks, each in its own colour, and where each one's elements land in the result.
+"""``torch.cat`` against ``torch.stack``, drawn from the tensors joined.
+
+The inputs are blocks, each in its own colour, and each result shows where every
+input's elements land.
 
 Where each element lands is computed by the same join, not by a rule written here:
 the inputs are replaced by tensors of their own shape holding their index, and joined

@@ -1,5 +1,6 @@
-"""Memory and strides, drawn from the tensors themselves: each storage as one strip of
-cells, and each tensor as the grid it reads from that strip.
+"""Memory and strides, drawn from the tensors themselves.
+
+Each storage is one strip of cells, and each tensor the grid it reads from its strip.
 
 A tensor reads element ``[i, j]`` from its storage at ``offset + i * stride[0] +
 j * stride[1]``. The picture takes the strides and the offset from ``stride()`` and
@@ -128,7 +129,9 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
                 for j, index in enumerate(row):
                     x, top = 8 + j * GRID_W, y + i * GRID_H
                     canvas.rect(x, top, GRID_W, GRID_H, tone="green")
-                    canvas.text(x + GRID_W / 2, top + 14, _number(values[index]), anchor="middle", mono=True)
+                    canvas.text(
+                        x + GRID_W / 2, top + 14, _number(values[index]), anchor="middle", mono=True
+                    )
                     canvas.text(x + GRID_W / 2, top + 26, f"[{index}]", anchor="middle", size=9)
             y += len(reads) * GRID_H + 14
     shown = ", ".join(tensors)

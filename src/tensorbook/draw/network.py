@@ -1,5 +1,7 @@
-"""The two-layer network, drawn from the book's own code: its shapes flowing forward,
-and the backward lines of the hand-written net on the arrows they compute.
+"""The two-layer network, drawn from the book's own code.
+
+Its shapes flow forward, and the backward lines of the hand-written net sit on the
+arrows they compute.
 
 The lines are read from the source of :func:`tensorbook.manual_net.forward` and
 :func:`tensorbook.manual_net.gradients`, so the picture shows the code that ran, and

@@ -137,15 +137,21 @@ class Canvas:
         dashed: bool = False,
         solid: bool = False,
     ) -> None:
-        """A box tinted with one of :data:`TONES` and outlined in ink; ``solid``, a bar in the
-        full colour (which reads on both backgrounds), without an outline."""
+        """A box tinted with one of :data:`TONES` and outlined in ink.
+
+        ``solid`` makes it a bar in the full colour (which reads on both backgrounds),
+        without an outline.
+        """
         fill_ = f'fill="{TONES[tone]}"' if tone else 'fill="none"'
         if tone and not solid:
             fill_ += f' fill-opacity="{FILL_OPACITY}"'
         stroke = "" if solid else ' stroke="currentColor"'
         dash = ' stroke-dasharray="3 2"' if dashed else ""
         self._parts.append(
-            (fill_ + stroke + dash, f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"/>')
+            (
+                fill_ + stroke + dash,
+                f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"/>',
+            )
         )
         self._reach(y + h)
 
@@ -188,8 +194,11 @@ class Canvas:
         bold: bool = False,
         key: str | None = None,
     ) -> None:
-        """Words whose baseline is at ``y``: numbers or torch's names, or, with ``key``, a
-        translatable template already filled in (use :meth:`words`)."""
+        """Words whose baseline is at ``y``.
+
+        Numbers or torch's names; with ``key``, a translatable template already filled
+        in (use :meth:`words`).
+        """
         shared = []
         if anchor != "start":
             shared.append(f'text-anchor="{anchor}"')
@@ -223,8 +232,9 @@ class Canvas:
     def picture(
         self, title: tuple[str, dict[str, object]], desc: tuple[str, dict[str, object]]
     ) -> Picture:
-        """The finished picture, named by ``title`` and described by ``desc`` (each a key
-        of :data:`~tensorbook.draw.words.WORDS` and its fields).
+        """The finished picture, named by ``title`` and described by ``desc``.
+
+        Each is a key of :data:`~tensorbook.draw.words.WORDS` and its fields.
 
         Raises
         ------

@@ -1,5 +1,7 @@
-"""One training step's timeline, drawn from the torch profiler's trace of it: one row
-per operator over time, on a GPU build the GPU's kernels in a row below the CPU's.
+"""One training step's timeline, drawn from the torch profiler's trace of it.
+
+One row per operator over time; on a GPU build, the GPU's kernels in a row below the
+CPU's.
 
 A timeline is a measurement, like the speed chapter's timings: the times are this
 build's, on this machine, and change from build to build, so its bytes do too (the
@@ -121,13 +123,22 @@ def timeline_picture(spans: Sequence[Span], *, device: str) -> Picture:
         index = rows[("gpu", "") if span.lane == "gpu" else ("cpu", span.name)]
         x = label + (span.start - origin) / total * AREA if total else label
         width = max(1.0, (span.end - span.start) / total * AREA if total else AREA)
-        canvas.rect(x, top + index * ROW + 3, width, ROW - 6, tone="orange" if span.lane == "gpu" else "blue", solid=True)
+        canvas.rect(
+            x,
+            top + index * ROW + 3,
+            width,
+            ROW - 6,
+            tone="orange" if span.lane == "gpu" else "blue",
+            solid=True,
+        )
     bottom = top + len(rows) * ROW + 4
     if gpu_rows:
         canvas.line(8, top + gpu_rows[0] * ROW, label + AREA, top + gpu_rows[0] * ROW, dashed=True)
     canvas.line(label, bottom, label + AREA, bottom)
     canvas.words(label, bottom + 14, "microseconds", size=10, time=0)
-    canvas.words(label + AREA, bottom + 14, "microseconds", size=10, anchor="end", time=round(total))
+    canvas.words(
+        label + AREA, bottom + 14, "microseconds", size=10, anchor="end", time=round(total)
+    )
     operators = len({span.name for span in spans if span.lane == "cpu"})
     return canvas.picture(
         ("timeline_title", {"device": device}),
