@@ -33,6 +33,7 @@ extensions = [
     "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
     "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
     "tensorbook_build.extensions.editions",  # languages, catalogs, the switcher
+    "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
     "tensorbook_build.extensions.assets",  # only the CSS and icon glyphs the site uses

@@ -320,3 +320,46 @@ def test_a_figure_reads_in_either_mode(browser, served, mode):
     page_luminance = _rgb_luminance(tuple(int(c) for c in background[:3]))
     assert _contrast(ink, own) >= 4.5, (mode, ink, own)
     assert _contrast(own, page_luminance) <= 1.5, (mode, own, page_luminance)
+
+
+PICTURE_PAGES = {"tensors": 4, "autograd": 2, "tensors_by_hand": 1, "speed": 1}
+"""The pages with pictures drawn by tensorbook.draw, and how many each has."""
+PICTURES = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
+  const box = svg.getBoundingClientRect();
+  const ink = getComputedStyle(svg).color;
+  const title = svg.querySelector('title');
+  return {width: box.width, height: box.height, right: box.right,
+          column: svg.closest('.cell_output').getBoundingClientRect().right,
+          role: svg.getAttribute('role'), name: title ? title.textContent.trim() : '',
+          desc: (svg.querySelector('desc') || {}).textContent || '', ink,
+          words: Array.from(svg.querySelectorAll('[data-w]')).map(e => e.textContent)};
+})"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("name", sorted(PICTURE_PAGES))
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_pictures_fit_a_phone_and_read_in_either_mode(browser, served, language, name, mode):
+    """Each picture is shown, within the column of a 412 px phone, named, and inked in
+    the page's own text colour, which contrasts with the page in either mode."""
+    context = browser.new_context(color_scheme=mode, viewport={"width": 412, "height": 900})
+    try:
+        page, _ = _open(context, served, f"{language}/{name}.html")
+        pictures = page.evaluate(PICTURES)
+        background = page.evaluate(PAGE_BACKGROUND)
+        viewport = page.evaluate("innerWidth")
+    finally:
+        context.close()
+    assert len(pictures) == PICTURE_PAGES[name]
+    page_luminance = _rgb_luminance(tuple(int(c) for c in re.findall(r"\d+", background)[:3]))
+    for picture in pictures:
+        assert picture["width"] > 100, picture
+        assert picture["height"] > 50, picture
+        assert picture["right"] <= min(picture["column"], viewport) + 0.5, picture
+        assert picture["role"] == "img", picture
+        assert picture["name"], picture
+        assert picture["desc"], picture
+        ink = _rgb_luminance(tuple(int(c) for c in re.findall(r"\d+", picture["ink"])[:3]))
+        assert _contrast(ink, page_luminance) >= 4.5, (mode, picture["ink"], background)
+        if language.startswith("zh"):
+            assert re.search(r"[\u4e00-\u9fff]", picture["name"]), picture["name"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -41,13 +41,15 @@ class GraphNode:
     ``label`` is the backward function's name, or for a leaf the name given
     to its tensor (with the tensor's shape). ``inputs`` are the indices of the
     nodes it passes gradients to; ``depth`` is the length of the longest path
-    from the output, so that every edge points one or more levels down.
+    from the output, so that every edge points one or more levels down. A leaf's
+    ``variable`` is its tensor, whose ``.grad`` ``backward`` fills.
     """
 
     label: str
     inputs: tuple[int, ...]
     depth: int
     is_leaf: bool
+    variable: torch.Tensor | None = field(default=None, compare=False, repr=False)
 
 
 def backward_graph(
@@ -121,7 +123,8 @@ def backward_graph(
             label = f"{name} {tuple(variable.shape)}"
         else:
             label = fn.name()
-        nodes.append(GraphNode(label, tuple(edges[i]), depth[i], variable is not None))
+        leaf = variable if isinstance(variable, torch.Tensor) else None
+        nodes.append(GraphNode(label, tuple(edges[i]), depth[i], variable is not None, leaf))
     return nodes
 
 

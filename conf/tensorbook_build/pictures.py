@@ -1,0 +1,168 @@
+"""The book's pictures (:mod:`tensorbook.draw`) in each edition and each format.
+
+A page draws its pictures once, in the source edition's words; every edition reads
+the same SVG from the cache. Here, at render time:
+
+* :func:`translate_picture` fills each marked word (``data-w="<key>"``) in again from
+  the edition's translation of its template (:mod:`tensorbook.draw.words`), keeping
+  the numbers and torch's names it was filled in with;
+* :func:`picture_latex` writes the picture as a TikZ drawing for the PDF: vector, its
+  words set in the PDF's own (embedded) fonts, Chinese included, since LaTeX cannot
+  include an SVG. It reads only the few elements :class:`tensorbook.draw.svg.Canvas`
+  writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from html import unescape
+
+from tensorbook.draw.words import WORDS
+from tensorbook.wording import fill, parse
+
+__all__ = ["is_picture", "picture_latex", "translate_picture"]
+
+_MARKED = re.compile(r'(<(text|title|desc)\b[^>]*?\bdata-w="(\w+)"[^>]*>)([^<]*)(</\2>)')
+_TAG = re.compile(r"<(/?)(\w+)([^>]*?)/?>([^<]*)")
+_ATTRIBUTE = re.compile(r'([\w:-]+)="([^"]*)"')
+_LATEX_SPECIAL = {c: "\\" + c for c in "#$%&_{}"} | {
+    "\\": r"\textbackslash{}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+PDF_WIDTH = 340.0
+"""The widest a picture is set in the PDF, in points (the text is about 360 wide)."""
+
+
+def is_picture(svg: str) -> bool:
+    """Whether ``svg`` is one of the book's pictures.
+
+    Examples
+    --------
+    >>> is_picture('<svg xmlns="http://www.w3.org/2000/svg" class="tb-picture" role="img">')
+    True
+    >>> is_picture("<svg></svg>")
+    False
+    """
+    return svg.lstrip().startswith("<svg") and 'class="tb-picture"' in svg.split(">", 1)[0]
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def translate_picture(svg: str, translate: Callable[[str], str]) -> str:
+    """``svg`` with each marked word in ``translate``'s words, its fields kept.
+
+    A word whose key or text no template matches is left as it is.
+
+    Examples
+    --------
+    >>> svg = '<svg class="tb-picture"><text x="1" y="2" data-w="dim">dim 3</text></svg>'
+    >>> translate_picture(svg, {"dim {dim}": "第 {dim} 维"}.get)
+    '<svg class="tb-picture"><text x="1" y="2" data-w="dim">第 3 维</text></svg>'
+    """
+
+    def one(match: re.Match[str]) -> str:
+        template = WORDS.get(match[3])
+        fields = parse(template, unescape(match[4])) if template else None
+        if fields is None:
+            return match[0]
+        words = translate(template) or template
+        return match[1] + _escape(fill(words, **fields)) + match[5]
+
+    return _MARKED.sub(one, svg)
+
+
+def _latex_text(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in unescape(text))
+
+
+def picture_latex(svg: str) -> str:
+    r"""The picture as a TikZ drawing, scaled to at most :data:`PDF_WIDTH` points.
+
+    Examples
+    --------
+    >>> svg = ('<svg class="tb-picture" viewBox="0 0 100 40"><title>t</title>'
+    ...        '<g fill="#4d8fe8" fill-opacity="0.32" stroke="currentColor">'
+    ...        '<rect x="0" y="0" width="10" height="5"/></g>'
+    ...        '<text x="5" y="20" data-w="result">a_b</text></svg>')
+    >>> print(picture_latex(svg))
+    \begin{center}\begin{tikzpicture}[x=1pt,y=-1pt]
+    \draw[fill={rgb,255:red,77;green,143;blue,232},fill opacity=0.32] (0,0) rectangle (10,5);
+    \node[anchor=base west,inner sep=0,font=\fontsize{12}{14.4}\selectfont] at (5,20) {a\_b};
+    \end{tikzpicture}\end{center}
+    """
+    head = svg.split(">", 1)[0]
+    width = float(_ATTRIBUTE_VALUE(head, "viewBox").split()[2])
+    scale = min(1.0, PDF_WIDTH / width)
+    lines = [rf"\begin{{center}}\begin{{tikzpicture}}[x={_fmt(scale)}pt,y=-{_fmt(scale)}pt]"]
+    stack: list[dict[str, str]] = [{}]
+    for closing, tag, attributes, text in _TAG.findall(svg):
+        if tag in ("title", "desc", "svg"):
+            continue
+        if tag == "g":
+            if closing:
+                stack.pop()
+            else:
+                stack.append(stack[-1] | dict(_ATTRIBUTE.findall(attributes)))
+            continue
+        if closing:
+            continue
+        a = stack[-1] | dict(_ATTRIBUTE.findall(attributes))
+        lines.append(_element(tag, a, text, scale))
+    lines.append(r"\end{tikzpicture}\end{center}")
+    return "\n".join(line for line in lines if line)
+
+
+def _ATTRIBUTE_VALUE(tag: str, name: str) -> str:
+    match = re.search(rf'\b{name}="([^"]*)"', tag)
+    return match[1] if match else ""
+
+
+def _fmt(value: float) -> str:
+    return f"{round(value, 3) + 0.0:g}"
+
+
+def _colour(value: str) -> str:
+    hex_ = value.lstrip("#")
+    red, green, blue = (int(hex_[i : i + 2], 16) for i in (0, 2, 4))
+    return f"{{rgb,255:red,{red};green,{green};blue,{blue}}}"
+
+
+def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
+    options = []
+    if a.get("fill", "none") not in ("none", "currentColor"):
+        options.append(f"fill={_colour(a['fill'])}")
+        if "fill-opacity" in a:
+            options.append(f"fill opacity={a['fill-opacity']}")
+    if "stroke-dasharray" in a:
+        options.append("dashed")
+    if tag == "rect":
+        x, y = float(a["x"]), float(a["y"])
+        w, h = float(a["width"]), float(a["height"])
+        command = r"\draw" if "stroke" in a else r"\fill"
+        if command == r"\fill" and not options:
+            return ""
+        shown = f"[{','.join(options)}]" if options else ""
+        return f"{command}{shown} ({_fmt(x)},{_fmt(y)}) rectangle ({_fmt(x + w)},{_fmt(y + h)});"
+    if tag == "line":
+        shown = "[dashed]" if "dashed" in options else ""
+        return f"\\draw{shown} ({a['x1']},{a['y1']}) -- ({a['x2']},{a['y2']});"
+    if tag == "polygon":
+        points = " -- ".join(f"({p})" for p in a["points"].split())
+        return f"\\fill {points} -- cycle;"
+    if tag == "text":
+        size = float(a.get("font-size", "12")) * scale
+        anchor = {"middle": "base", "end": "base east"}.get(a.get("text-anchor", ""), "base west")
+        font = rf"\fontsize{{{_fmt(size)}}}{{{_fmt(size * 1.2)}}}\selectfont"
+        if "monospace" in a.get("style", ""):
+            font += r"\ttfamily"
+        if a.get("font-weight") == "bold":
+            font += r"\bfseries"
+        return (
+            f"\\node[anchor={anchor},inner sep=0,font={font}] at ({a['x']},{a['y']}) "
+            f"{{{_latex_text(text)}}};"
+        )
+    return ""

@@ -1,0 +1,75 @@
+"""The words inside the book's pictures, each a template kept here once.
+
+A picture writes each of its words as an element marked ``data-w="<key>"``, filled
+in from ``WORDS[key]`` (:func:`tensorbook.wording.fill`); the book's build reads the
+fields back (:func:`tensorbook.wording.parse`) and fills in the edition's translation
+of the same template, so numbers and torch's own names stay as they are. The
+templates are listed for the catalogs in ``conf/_templates/picture-wording.html``.
+This module imports nothing but :mod:`tensorbook.wording`, so the build reads it
+cheaply.
+
+Examples
+--------
+>>> from tensorbook.wording import fill, parse
+>>> text = fill(WORDS["layout_contiguous"], stride="(4, 1)", offset=0)
+>>> text, parse(WORDS["layout_contiguous"], text)
+('stride (4, 1) · offset 0 · contiguous', {'stride': '(4, 1)', 'offset': '0'})
+"""
+
+from __future__ import annotations
+
+__all__ = ["WORDS"]
+
+WORDS: dict[str, str] = {
+    # broadcasting
+    "broadcast_title": "Broadcasting {shapes} to {result}",
+    "broadcast_desc": (
+        "Shapes {shapes}, aligned from the right, broadcast to {result}; "
+        "{stretched} size-1 or missing dimensions are stretched."
+    ),
+    "dim": "dim {dim}",
+    "result": "result",
+    "stretched": "stretched",
+    "missing": "missing",
+    # memory and strides
+    "memory_title": "Storage and strides of {names}",
+    "memory_desc": (
+        "{tensors} tensors read {storages} storage strips: each grid cell shows the "
+        "storage index it reads, offset + row × stride[0] + column × stride[1]."
+    ),
+    "storage": "storage {number}",
+    "layout_contiguous": "stride {stride} · offset {offset} · contiguous",
+    "layout_strided": "stride {stride} · offset {offset} · not contiguous",
+    "reads": "reads, in order",
+    # cat and stack
+    "join_title": "{joins} of {names}",
+    "join_desc": "The inputs {names} as blocks, and where each lands in {joins}.",
+    # the autograd graph
+    "graph_title": "Backward graph of {output}",
+    "graph_desc": (
+        "{count} backward nodes reachable from {output}.grad_fn; {leaves} leaves, "
+        "{filled} of them with .grad filled in."
+    ),
+    "gets_grad": "gets .grad",
+    "grad_filled": ".grad {shape}",
+    "gradient_flow": "gradients flow this way",
+    # the two-layer network
+    "network_title": "The two-layer network: forward and backward",
+    "network_desc": (
+        "Forward: x {x} times w1 {w1} gives h {h}, ReLU gives h_relu, times w2 {w2} "
+        "gives y_pred {y_pred}. Backward: each gradient line beside the arrow it "
+        "computes."
+    ),
+    "forward": "forward",
+    "backward": "backward",
+    # the step's timeline
+    "timeline_title": "One training step on the {device}, as the profiler traced it",
+    "timeline_desc": (
+        "{ops} operators over {total} µs of one step, one row per operator; "
+        "measured while this page was built, so the times change from build to build."
+    ),
+    "gpu_row": "GPU",
+    "microseconds": "{time} µs",
+    "measured": "measured in this build",
+}
+"""Every template, by the key a picture's elements carry."""

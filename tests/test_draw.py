@@ -1,0 +1,170 @@
+"""The pictures (tensorbook.draw) against the objects they were drawn from."""
+
+from __future__ import annotations
+
+import re
+from xml.etree import ElementTree as ET
+
+import pytest
+import torch
+
+from tensorbook.draw.autograd import graph_picture
+from tensorbook.draw.broadcast import broadcast_picture
+from tensorbook.draw.joins import join_picture, sources
+from tensorbook.draw.memory import memory_picture
+from tensorbook.draw.network import network_lines, network_picture
+from tensorbook.draw.svg import MAX_BYTES, Canvas
+from tensorbook.draw.timeline import Span, profile_step, timeline_picture
+from tensorbook.draw.words import WORDS
+from tensorbook.graph import backward_graph
+from tensorbook.problem import TUTORIAL_SIZES, Sizes
+from tensorbook_build.pictures import is_picture, picture_latex, translate_picture
+from tensorbook_build.settings import LAYOUT
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _pictures():
+    m, row, column = torch.zeros(3, 4), torch.arange(4.0), torch.ones(3, 1)
+    grid = torch.arange(12.0).reshape(3, 4)
+    x = torch.ones(2, 2, requires_grad=True)
+    out = ((x + 2) * (x + 2) * 3).mean()
+    spans = [Span("cpu", "aten::mm", 0.0, 5.0), Span("gpu", "gemm", 2.0, 9.0)]
+    return {
+        "broadcast": lambda: broadcast_picture({"m": m, "row": row, "column": column}),
+        "memory": lambda: memory_picture({"grid": grid, "grid.t()": grid.t()}),
+        "joins": lambda: join_picture({"p": grid, "q": grid}, [("cat", 1), ("stack", 2)]),
+        "graph": lambda: graph_picture(out, {"x": x}),
+        "network": lambda: network_picture(TUTORIAL_SIZES),
+        "timeline": lambda: timeline_picture(spans, device="cuda:0"),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_pictures()))
+def test_a_picture_is_small_accessible_deterministic_svg(kind):
+    draw = _pictures()[kind]
+    first, second = draw(), draw()
+    assert first.svg == second.svg  # the same objects, the same bytes
+    assert first.size <= MAX_BYTES
+    root = ET.fromstring(first.svg)  # well-formed XML
+    assert root.get("role") == "img"
+    assert root.get("width") == "100%"
+    assert re.fullmatch(r"max-width:[\d.]+px;.*", root.get("style"))
+    assert root.find(f"{SVG}title").text.strip()
+    assert root.find(f"{SVG}desc").text.strip()
+    assert is_picture(first.svg)
+    # every word is a template filled in, and every colour is an ink the page sets
+    assert all(key in WORDS for key, _ in first.words)
+    assert "#000" not in first.svg
+    assert "black" not in first.svg
+
+
+def test_the_broadcast_picture_shows_torch_s_result_shape():
+    a, b = torch.zeros(4, 1, 3), torch.zeros(5, 1)
+    picture = broadcast_picture({"a": a, "b": b}, a + b)
+    assert str(tuple((a + b).shape)) in picture.texts
+    assert picture.title.endswith(str(tuple((a + b).shape)))
+    with pytest.raises(ValueError, match="not the broadcast shape"):
+        broadcast_picture({"a": a, "b": b}, torch.zeros(4, 5))
+
+
+def test_the_strides_picture_carries_exactly_torch_s_strides_and_strips():
+    grid = torch.arange(12.0).reshape(3, 4)
+    views = {"grid": grid, "grid[1:, 1:]": grid[1:, 1:], "grid.t()": grid.t()}
+    copied = {**views, "grid.t().contiguous()": grid.t().contiguous()}
+    picture = memory_picture(copied)
+    layouts = [text for key, text in picture.words if key.startswith("layout")]
+    for (name, tensor), text in zip(copied.items(), layouts, strict=True):
+        assert f"stride {tuple(tensor.stride())}" in text, name
+        assert f"offset {tensor.storage_offset()}" in text, name
+        assert text.endswith("not contiguous") != tensor.is_contiguous(), name
+    assert layouts[2].startswith("stride (1, 4)")  # the transpose's strides, as torch says
+    strips = [text for key, text in picture.words if key == "storage"]
+    assert strips == ["storage 1", "storage 2"]  # views share one strip, the copy has its own
+    assert [t for k, t in memory_picture(views).words if k == "storage"] == ["storage 1"]
+
+
+def test_the_join_picture_places_elements_where_torch_puts_them():
+    p, q = torch.zeros(2, 3), torch.ones(2, 3)
+    for how, dim in [("cat", 0), ("cat", 1), ("stack", 0), ("stack", 2)]:
+        joined = getattr(torch, how)([p, q], dim)
+        assert torch.equal(sources([p, q], how, dim).float(), joined)  # q is 1, p is 0
+    texts = join_picture({"p": p, "q": q}, [("stack", 2)]).texts
+    assert "torch.stack([p, q], dim=2) → (2, 3, 2)" in texts
+
+
+def test_the_graph_picture_lists_exactly_the_reachable_nodes_and_follows_the_network():
+    w1 = torch.randn(5, 4, requires_grad=True)
+    w2 = torch.randn(4, 2, requires_grad=True)
+    x = torch.randn(3, 5)
+    loss = x.mm(w1).clamp(min=0).mm(w2).pow(2).sum()
+    picture = graph_picture(loss, {"w1": w1, "w2": w2}, name="loss")
+    nodes = [node.label for node in backward_graph(loss, {"w1": w1, "w2": w2})]
+    reached, queue = [], [loss.grad_fn]
+    while queue:  # the walk, done again here, straight from torch
+        fn = queue.pop(0)
+        if fn not in reached:
+            reached.append(fn)
+            queue += [child for child, _ in fn.next_functions if child is not None]
+    boxes = [t for t in picture.texts if t in nodes]
+    assert len(boxes) == len(reached) == len(nodes)
+    assert sorted(t for t in boxes if "Backward" in t) == sorted(
+        fn.name() for fn in reached if fn.name() != "torch::autograd::AccumulateGrad"
+    )
+    assert "w1 (5, 4)" in picture.texts
+    assert "w2 (4, 2)" in picture.texts
+    changed = x.mm(w1).sigmoid().mm(w2).pow(2).sum()  # another network, another picture
+    other = graph_picture(changed, {"w1": w1, "w2": w2}, name="loss")
+    assert "SigmoidBackward0" in other.texts
+    assert "ClampBackward1" not in other.texts
+    loss.backward()
+    after = graph_picture(loss, {"w1": w1, "w2": w2}, name="loss")
+    assert [t for t in after.texts if t.startswith(".grad")] == [".grad (4, 2)", ".grad (5, 4)"]
+
+
+def test_the_network_picture_shows_the_sizes_and_the_manual_net_s_own_lines():
+    sizes = Sizes(n=8, d_in=7, h=6, d_out=5)
+    texts = network_picture(sizes).texts
+    assert {"x (8, 7)", "h (8, 6)", "h_relu (8, 6)", "y_pred (8, 5)"} <= set(texts)
+    lines = [line for segment in network_lines() for line, _ in segment]
+    assert "grad_w2 = h_relu.t().mm(grad_y_pred)" in lines
+    assert set(lines) <= set(texts)
+    assert len(lines) == 10  # 3 forward, the loss, 6 backward lines of manual_net
+
+
+def test_the_timeline_traces_the_step_s_operators(device):
+    a = torch.ones(16, 16, device=device)
+    spans = profile_step(lambda: (a @ a).relu().sum().item(), device)
+    cpu = [span.name for span in spans if span.lane == "cpu"]
+    assert cpu == ["aten::matmul", "aten::relu", "aten::sum", "aten::item"]
+    if device.type == "cuda":
+        assert any(span.lane == "gpu" for span in spans)
+    picture = timeline_picture(spans, device=str(device))
+    assert set(cpu) <= set(picture.texts)
+
+
+def test_every_word_is_listed_for_the_catalogs():
+    listed = (LAYOUT.conf / "_templates" / "picture-wording.html").read_text(encoding="utf-8")
+    assert re.findall(r'\{\{ _\("(.*?)"\) \}\}', listed) == list(WORDS.values())
+
+
+def test_translation_keeps_numbers_and_names_and_changes_the_words():
+    picture = _pictures()["memory"]()
+    chinese = {
+        "stride {stride} · offset {offset} · contiguous": "步长 {stride} · 偏移 {offset} · 连续"
+    }
+    shown = translate_picture(picture.svg, lambda m: chinese.get(m, m))
+    assert "步长 (4, 1) · 偏移 0 · 连续" in shown
+    assert shown.count("data-w=") == picture.svg.count("data-w=")
+    assert translate_picture(picture.svg, lambda m: m) == picture.svg
+
+
+def test_the_pdf_gets_a_tikz_drawing_with_every_word():
+    canvas = Canvas(200)
+    canvas.words(10, 20, "dim", dim=0)
+    canvas.text(10, 40, "grad_w2 = h_relu.t()", mono=True)
+    latex = picture_latex(canvas.picture(("result", {}), ("result", {})).svg)
+    assert latex.startswith(r"\begin{center}\begin{tikzpicture}")
+    assert r"{dim 0}" in latex
+    assert r"{grad\_w2 = h\_relu.t()}" in latex
+    assert r"\ttfamily" in latex
