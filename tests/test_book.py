@@ -95,7 +95,6 @@ def test_figures_are_rendered_as_images(built_book):
     pages_with_figures = {
         "warmup_numpy": 1,
         "tensors_by_hand": 2,
-        "autograd": 1,
         "autograd_network": 1,
         "speed": 1,
     }
