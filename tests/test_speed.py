@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode

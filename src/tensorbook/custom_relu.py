@@ -44,7 +44,11 @@ class MyReLU(torch.autograd.Function):
         return h.clamp(min=0)
 
     @staticmethod
-    def setup_context(ctx: FunctionCtx, inputs: tuple[torch.Tensor], output: torch.Tensor) -> None:
+    def setup_context(
+        ctx: FunctionCtx,
+        inputs: tuple[torch.Tensor],
+        output: torch.Tensor,  # noqa: ARG004 - torch passes the output; ReLU's backward needs only h
+    ) -> None:
         """Keep the input ``h`` for the backward pass."""
         (h,) = inputs
         ctx.save_for_backward(h)

@@ -163,8 +163,8 @@ def train_epochs(
     losses = []
     for epoch in range(epochs):
         total, count = torch.zeros((), device=device), 0
-        for x, y in batches:
-            x, y = x.to(device), y.to(device)
+        for batch_x, batch_y in batches:
+            x, y = batch_x.to(device), batch_y.to(device)
             loss = nn.functional.mse_loss(model(x), y)
             optimizer.zero_grad()
             loss.backward()
