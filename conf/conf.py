@@ -116,6 +116,9 @@ html_theme_options = {
     ],
     # the theme's author and copyright, then what the page was built from
     "footer_content_items": ["author.html", "copyright.html", "provenance.html"],
+    # pydata-sphinx-theme 0.20 (with sphinx-book-theme 1.4) adds a search field in a bar
+    # of its own across the top; the sidebar's field and Ctrl+K already open the search
+    "navbar_persistent": [],
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,

@@ -363,3 +363,47 @@ def test_pictures_fit_a_phone_and_read_in_either_mode(browser, served, language,
         assert _contrast(ink, page_luminance) >= 4.5, (mode, picture["ink"], background)
         if language.startswith("zh"):
             assert re.search(r"[\u4e00-\u9fff]", picture["name"]), picture["name"]
+
+
+VISIBLE = """selector => Array.from(document.querySelectorAll(selector)).filter(e => {
+  const box = e.getBoundingClientRect();
+  return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+}).length"""
+HEADER_OFF_SCREEN = """() => Array.from(document.querySelectorAll(
+    '.bd-header-article a, .bd-header-article button')).filter(e => {
+  const box = e.getBoundingClientRect();
+  return box.width > 0 && (box.left < -0.5 || box.right > innerWidth + 0.5);
+}).map(e => e.className || e.textContent.trim())"""
+
+
+@pytest.mark.parametrize("width", [360, 412])
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_no_page_is_wider_than_a_phone(browser, served, language, width):
+    """At phone widths nothing scrolls sideways, and the header's links and buttons
+    (downloads, languages, colour, search, contents) all stay on the screen."""
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    wide = {}
+    try:
+        for name in [*CHAPTERS, "terminology"]:
+            page, _ = _open(context, served, f"{language}/{name}.html")
+            scroll_width = page.evaluate("document.documentElement.scrollWidth")
+            off_screen = page.evaluate(HEADER_OFF_SCREEN)
+            if scroll_width > width or off_screen:
+                wide[name] = (scroll_width, off_screen)
+            page.close()
+    finally:
+        context.close()
+    assert not wide, wide
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_one_search_field_at_desktop_width_and_ctrl_k_opens_it(browser, served, language):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page, _ = _open(context, served, f"{language}/tensors.html")
+        fields = page.evaluate(VISIBLE, ".search-button-field, form.bd-search")
+        page.keyboard.press("Control+k")
+        page.wait_for_function("document.activeElement && document.activeElement.name === 'q'")
+    finally:
+        context.close()
+    assert fields == 1
