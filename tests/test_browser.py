@@ -322,7 +322,13 @@ def test_a_figure_reads_in_either_mode(browser, served, mode):
     assert _contrast(own, page_luminance) <= 1.5, (mode, own, page_luminance)
 
 
-PICTURE_PAGES = {"tensors": 4, "autograd": 3, "autograd_network": 1, "tensors_by_hand": 1, "speed": 1}
+PICTURE_PAGES = {
+    "tensors": 4,
+    "autograd": 3,
+    "autograd_network": 1,
+    "tensors_by_hand": 1,
+    "speed": 1,
+}
 """The pages with pictures drawn by tensorbook.draw, and how many each has."""
 PICTURES = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
   const box = svg.getBoundingClientRect();
