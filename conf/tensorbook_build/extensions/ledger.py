@@ -55,6 +55,7 @@ from tensorbook_build.ledger import (
     unmarked_differences,
 )
 from tensorbook_build.settings import SOURCE_LANGUAGE
+from tensorbook_build.upstream import execution_record
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +71,6 @@ STALE_CODE = "stale: the cell's code changed since it was recorded"
 STALE_MODULES = "stale: {modules} changed since it was recorded"
 NOT_THIS_BUILD = "Not this build's output: recorded by nox -s record on another machine."
 NO_RECORDING = "no recording on {device} yet"
-ROLE_SOURCE = "recorded on {label}"
 WORDS = (RECORDED_ON, SAME, DIFFERENT, STALE_CODE, STALE_MODULES, NOT_THIS_BUILD, NO_RECORDING)
 STATUS_WORDS = (
     "Page",
@@ -264,9 +264,9 @@ class RecordedRole(SphinxRole):
             text = translate(NO_RECORDING).format(device=device)
             return [nodes.inline("", text, classes=["tb-recorded-missing"])], []
         newest = max(candidates, key=lambda r: (r.provenance["run_date"], r.kind))
-        source = translate(ROLE_SOURCE).format(label=_label(newest, translate))
         value = newest.glue[name]["text"]
-        return [nodes.inline("", f"{value} ({source})", classes=["tb-recorded-figure"])], []
+        shown = f"{value} ({_label(newest, translate)})"
+        return [nodes.inline("", shown, classes=["tb-recorded-figure"])], []
 
 
 class BuildStatus(SphinxDirective):
@@ -318,8 +318,6 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     import importlib.metadata
     import time
 
-    from myst_nb.sphinx_ import NbMetadataCollector
-
     translate = get_translation("sphinx")
     env = app.env
     torch_version = importlib.metadata.version("torch")
@@ -327,7 +325,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
         if "kernelspec" not in env.metadata.get(page, {}):
             continue
-        data = NbMetadataCollector.get_exec_data(env, page)
+        data = execution_record(env, page)
         if data and data.get("runtime") is not None:
             when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(data["mtime"]))
             run = translate("{seconds} s, executed {date}").format(
