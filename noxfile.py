@@ -16,6 +16,7 @@
     nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
     nox -s record -- --device cuda   # record the device-dependent outputs in docs/recorded
     nox -s kit -- --device cuda --out DIR  # the whole GPU check, offline, into DIR
+    TENSORBOOK_TORCH=2.11.0 nox -s compat  # doctests and pages with that torch, recorded
 
 Every session runs the project's own commands (``python -m tensorbook_build``...) in its
 environment, where the package is installed; this file imports none of it, since nox's
@@ -362,3 +363,14 @@ def kit(session: nox.Session) -> None:
     """
     _install(session, "test", "docs")
     session.run("python", "-m", "tensorbook_build.kit", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def compat(session: nox.Session) -> None:
+    """The doctests and the pages with another torch, recorded for the status page.
+
+    Run it with TENSORBOOK_TORCH=2.11.0 (or newest): it adds the outcome to
+    docs/recorded/compat.json, which the status page lists.
+    """
+    _install(session, "test", "docs")
+    session.run("python", "-m", "tensorbook_build.compat", *session.posargs)
