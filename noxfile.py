@@ -97,8 +97,9 @@ def _constraints(session: nox.Session) -> tuple[str, ...]:
     """conf/constraints.txt, or with TENSORBOOK_TORCH set, its pins with torch's replaced.
 
     pip resolves the wanted torch first (a dry run), so that one pip cannot install here
-    stops the session with one message saying why, instead of pip's resolver report, and
-    a CUDA build is not downloaded (gigabytes) onto a machine without an NVIDIA driver.
+    stops the session with one message saying why, instead of pip's resolver report. A
+    CUDA build is installed even where no NVIDIA driver is (it runs on the CPU, as a
+    reader's would), and the session first says how many gigabytes it brings.
     """
     wanted = os.environ.get(TORCH_OVERRIDE, "").strip()
     if not wanted:
