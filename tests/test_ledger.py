@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -228,3 +229,12 @@ def test_the_kit_writes_its_summary(tmp_path):
     assert text.startswith("tensorbook GPU kit on cpu:")
     assert "speedup_largest" in text
     assert (tmp_path / "kit" / "logs" / "speed.log").is_file()
+
+
+def test_the_catalog_template_lists_exactly_the_ledger_s_words():
+    """conf/_templates/ledger-words.html is how the catalogs learn the ledger's words."""
+    from tensorbook_build.extensions.ledger import STATUS_WORDS, WORDS
+
+    template = (ROOT / "conf" / "_templates" / "ledger-words.html").read_text(encoding="utf-8")
+    listed = re.findall(r'\{\{ _\("(.*?)"\) \}\}', template)
+    assert listed == [*WORDS, *STATUS_WORDS]
