@@ -227,8 +227,9 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             docname,
             "; ".join(stale),
         )
-    for problem in unmarked_differences(page_recordings(_recorded_root(app), docname)):
-        logger.warning("tensorbook: %s", problem, location=docname)
+    if app.config.language == SOURCE_LANGUAGE:  # once, not once per edition
+        for problem in unmarked_differences(page_recordings(_recorded_root(app), docname)):
+            logger.warning("tensorbook: %s", problem, location=docname)
 
 
 def _match(recording: Recording, index: int, source: str):  # noqa: ANN202 - Cell | None
