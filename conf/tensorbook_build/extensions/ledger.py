@@ -65,13 +65,23 @@ STATUS_PAGE = "status"
 
 # The words the ledger shows; conf/_templates/ledger-words.html lists them for the catalogs.
 RECORDED_ON = "recorded on {model}"
+COMMIT = "commit {commit}"
 SAME = "same as this build"
 DIFFERENT = "differs from this build"
 STALE_CODE = "stale: the cell's code changed since it was recorded"
 STALE_MODULES = "stale: {modules} changed since it was recorded"
 NOT_THIS_BUILD = "Not this build's output: recorded by nox -s record on another machine."
 NO_RECORDING = "no recording on {device} yet"
-WORDS = (RECORDED_ON, SAME, DIFFERENT, STALE_CODE, STALE_MODULES, NOT_THIS_BUILD, NO_RECORDING)
+WORDS = (
+    RECORDED_ON,
+    COMMIT,
+    SAME,
+    DIFFERENT,
+    STALE_CODE,
+    STALE_MODULES,
+    NOT_THIS_BUILD,
+    NO_RECORDING,
+)
 STATUS_WORDS = (
     "Page",
     "Execution",
@@ -120,7 +130,11 @@ def _label(recording: Recording, translate: Callable[[str], str]) -> str:
     parts = [translate(RECORDED_ON).format(model=fields["model"])]
     if fields["cuda"]:
         parts.append(f"CUDA {fields['cuda']}")
-    parts += [f"torch {fields['torch']}", fields["date"], f"commit {fields['commit']}"]
+    parts += [
+        f"torch {fields['torch']}",
+        fields["date"],
+        translate(COMMIT).format(commit=fields["commit"]),
+    ]
     return " · ".join(parts)
 
 
