@@ -238,3 +238,19 @@ def test_the_catalog_template_lists_exactly_the_ledger_s_words():
     template = (ROOT / "conf" / "_templates" / "ledger-words.html").read_text(encoding="utf-8")
     listed = re.findall(r'\{\{ _\("(.*?)"\) \}\}', template)
     assert listed == [*WORDS, *STATUS_WORDS]
+
+
+def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path):
+    from sphinx.errors import ExtensionError
+
+    from tensorbook_build.compat import add_result
+    from tensorbook_build.extensions.ledger import _compat_runs
+
+    path = tmp_path / "compat.json"
+    run = {"torch": "2.11.0", "python": "3.12.0", "doctests": "passed", "pages": "passed",
+           "date": "2026-12-01"}  # fmt: skip
+    add_result(path, run)
+    assert _compat_runs(path) == [run]
+    path.write_text(json.dumps([{**run, "pages": None}]))
+    with pytest.raises(ExtensionError, match=rf"{path}: field \[0\]\.pages: missing"):
+        _compat_runs(path)

@@ -356,17 +356,36 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         )  # fmt: skip
     header = [translate(w) for w in ("Page", "Execution", "Executed on", "Recordings")]
     tables: dict[str, nodes.Node] = {"pages": _table(header, rows)}
-    compat = Path(app.srcdir, FOLDER, COMPAT)
-    runs = json.loads(compat.read_text(encoding="utf-8")) if compat.is_file() else []
+    runs = _compat_runs(Path(app.srcdir, FOLDER, COMPAT))
     if runs:
         header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
-        rows = [[r["torch"], r["python"], r["doctests"], r["pages"], r["date"]] for r in runs]
-        tables["torch"] = _table(header, rows)
+        tables["torch"] = _table(header, [[r[f] for f in COMPAT_FIELDS] for r in runs])
     else:
         text = translate("No run against another torch has been recorded yet.")
         tables["torch"] = nodes.paragraph("", text)
     for placeholder in placeholders:
         placeholder.replace_self(tables[placeholder["part"]].deepcopy())
+
+
+COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
+
+
+def _compat_runs(path: Path) -> list[dict[str, str]]:
+    """The compatibility runs (``nox -s compat`` writes them); a broken file stops the build."""
+    if not path.is_file():
+        return []
+    fix = "it is written by nox -s compat: run it again, or restore the file"
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        msg = f"{path}: not JSON ({error}); {fix}"
+        raise _fail(RecordingError(msg)) from None
+    for number, run in enumerate(runs if isinstance(runs, list) else [None]):
+        for name in COMPAT_FIELDS:
+            if not isinstance(run, dict) or not isinstance(run.get(name), str):
+                msg = f"{path}: field [{number}].{name}: missing or not a string; {fix}"
+                raise _fail(RecordingError(msg))
+    return runs
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
