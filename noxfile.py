@@ -14,6 +14,9 @@
     nox -s lighthouse                # each page's Lighthouse scores; fails below the goal
     nox -s bench                     # build times: cold, no-op, prose edit, src edit
     nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
+    nox -s record -- --device cuda   # record the device-dependent outputs in docs/recorded
+    nox -s kit -- --device cuda --out DIR  # the whole GPU check, offline, into DIR
+    TENSORBOOK_TORCH=2.11.0 nox -s compat  # doctests and pages with that torch, recorded
 
 Every session runs the project's own commands (``python -m tensorbook_build``...) in its
 environment, where the package is installed; this file imports none of it, since nox's
@@ -94,8 +97,9 @@ def _constraints(session: nox.Session) -> tuple[str, ...]:
     """conf/constraints.txt, or with TENSORBOOK_TORCH set, its pins with torch's replaced.
 
     pip resolves the wanted torch first (a dry run), so that one pip cannot install here
-    stops the session with one message saying why, instead of pip's resolver report, and
-    a CUDA build is not downloaded (gigabytes) onto a machine without an NVIDIA driver.
+    stops the session with one message saying why, instead of pip's resolver report. A
+    CUDA build is installed even where no NVIDIA driver is (it runs on the CPU, as a
+    reader's would), and the session first says how many gigabytes it brings.
     """
     wanted = os.environ.get(TORCH_OVERRIDE, "").strip()
     if not wanted:
@@ -124,24 +128,40 @@ def _constraints(session: nox.Session) -> tuple[str, ...]:
         return CONSTRAINTS
     if not report.is_file():  # pip found no torch that fits
         session.error(_torch_unavailable(session, wanted, floor, pinned, output))
+    report_items = json.loads(report.read_text())["install"]
     resolved = {
-        item["metadata"]["name"].lower(): item["metadata"]["version"]
-        for item in json.loads(report.read_text())["install"]
+        item["metadata"]["name"].lower(): item["metadata"]["version"] for item in report_items
     }
     version = resolved[pinned.partition("==")[0]]
     cuda = sorted(name for name in resolved if name.startswith(("nvidia-", "cuda-")))
-    if cuda and shutil.which("nvidia-smi") is None:
-        session.error(
-            f"{TORCH_OVERRIDE}={wanted}: the torch {version} that pip finds here is a CUDA "
-            f"build, which would bring {len(cuda)} CUDA packages ({', '.join(cuda[:3])}, ...; "
-            "gigabytes) onto a machine without an NVIDIA driver (no nvidia-smi). For the CPU "
-            f"build, set {CPU_INDEX} as the workflows do, or pick a version that has a CPU "
-            "wheel here"
+    if cuda:
+        # A CUDA build of torch runs on the CPU too, as a reader's download shows; it is
+        # installed, and the session says how much it brings rather than refusing.
+        urls = [item.get("download_info", {}).get("url", "") for item in report_items]
+        size = _download_size(urls)
+        where = "" if shutil.which("nvidia-smi") else " (no NVIDIA driver here: it runs on the CPU)"
+        session.log(
+            f"{TORCH_OVERRIDE}={wanted}: torch {version} is a CUDA build{where}; pip installs "
+            f"it with {len(cuda)} CUDA packages ({', '.join(cuda[:3])}, ...): {size} to download"
         )
     with constraints.open("a") as file:
         file.write(f"torch=={version}\n")
     session.log(f"{TORCH_OVERRIDE}={wanted}: torch=={version} in place of {pinned}")
     return ("-c", str(constraints))
+
+
+def _download_size(urls: list[str]) -> str:
+    """The total size of the files at ``urls`` (HEAD requests), as "4.9 GB", or "size unknown"."""
+    from urllib.request import Request, urlopen
+
+    total = 0
+    try:
+        for url in filter(None, urls):
+            with urlopen(Request(url, method="HEAD"), timeout=20) as response:
+                total += int(response.headers.get("Content-Length", 0))
+    except (OSError, ValueError):
+        return "size unknown"
+    return f"{total / 1e9:.1f} GB"
 
 
 def _torch_unavailable(
@@ -321,3 +341,37 @@ def wheels(session: nox.Session) -> None:
     """
     _install(session, "docs", "test")
     session.run("python", "-m", "tensorbook_build.tools.wheels", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def record(session: nox.Session) -> None:
+    """Execute the pages on --device and record their device-dependent outputs.
+
+    Writes docs/recorded/<kind>/<page>.json (and figures) with the run's provenance, then
+    fails if a cell differs between two devices' recordings without being tagged
+    device-dependent.
+    """
+    _install(session, "docs")
+    session.run("python", "-m", "tensorbook_build.record", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def kit(session: nox.Session) -> None:
+    """The GPU kit: doctests, tests, book, recording and speed targets into one folder.
+
+    On a GPU machine without network, run ``python -m tensorbook_build.kit`` in its own
+    environment instead (README, "On a GPU"); here nox installs the pinned torch first.
+    """
+    _install(session, "test", "docs")
+    session.run("python", "-m", "tensorbook_build.kit", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def compat(session: nox.Session) -> None:
+    """The doctests and the pages with another torch, recorded for the status page.
+
+    Run it with TENSORBOOK_TORCH=2.11.0 (or newest): it adds the outcome to
+    docs/recorded/compat.json, which the status page lists.
+    """
+    _install(session, "test", "docs")
+    session.run("python", "-m", "tensorbook_build.compat", *session.posargs)

@@ -45,6 +45,7 @@ extensions = [
     "tensorbook_build.extensions.links",  # a link to nowhere fails the build
     "tensorbook_build.extensions.glue",  # glued figures need no outputs for the catalogs
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
+    "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
 ]
 
 exclude_patterns = [

@@ -26,7 +26,7 @@ from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LAN
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = [*CHAPTERS, "terminology", "genindex", "search"]
+PAGES = [*CHAPTERS, "terminology", "status", "genindex", "search"]
 """Every page of an edition; test_every_page_is_checked keeps this list whole."""
 MATH_PAGES = {"warmup_numpy", "tensors_by_hand", "autograd", "autograd_network", "speed"}
 SEARCHES = {
@@ -230,7 +230,7 @@ def test_dark_mode_toggle_is_remembered_across_pages(context, served):
     assert page.evaluate("localStorage.getItem('mode')") == "dark"
 
 
-@pytest.mark.parametrize("name", [*CHAPTERS, "terminology"])
+@pytest.mark.parametrize("name", [*CHAPTERS, "terminology", "status"])
 def test_language_switcher_lands_on_the_same_page(context, served, name):
     page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/{name}.html")
     for language in [*(lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE), SOURCE_LANGUAGE]:

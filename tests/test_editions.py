@@ -30,7 +30,7 @@ from tensorbook_build.translate import StaleMessage, catalog_problems, stale_mes
 LOCALE_DIR = LAYOUT.locales
 
 TRANSLATIONS = [code for code in LANGUAGES if code != SOURCE_LANGUAGE]
-PAGES = [*CHAPTERS, "terminology"]
+PAGES = [*CHAPTERS, "terminology", "status"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 

@@ -93,7 +93,7 @@ def test_sitemap_lists_every_page_of_every_edition_with_its_translations(built_b
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
     urls = {u.findtext("s:loc", namespaces=ns): u for u in tree.getroot()}
     for language in LANGUAGES:
-        for page in [*CHAPTERS, "terminology"]:
+        for page in [*CHAPTERS, "terminology", "status"]:
             loc = f"{LOCAL_BASE_URL}{language}/{page}.html"
             assert loc in urls, loc
             alternates = {a.get("hreflang"): a.get("href") for a in urls[loc].findall("x:link", ns)}

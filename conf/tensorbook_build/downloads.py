@@ -12,9 +12,10 @@ NVIDIA's ``cuda`` package (it did, in this suite).
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import jupytext
@@ -26,9 +27,11 @@ __all__ = [
     "comparison_cells",
     "download_name",
     "install_code",
+    "is_build_check",
     "notebook_for",
     "script_for",
     "translate_markdown",
+    "verdict_code",
 ]
 
 FOLDER = "downloads"
@@ -36,6 +39,68 @@ FOLDER = "downloads"
 TAUGHT_ERROR = "raises-exception"
 COMPARE = "reader-compare"
 """The tag of a cell whose printed figures a download sets beside the reader's own."""
+DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without importing it
+HIDDEN = "remove-cell"
+
+
+def is_build_check(cell: Mapping[str, object]) -> bool:
+    """Whether a cell asserts a claim about the machine that runs it.
+
+    A hidden cell (``remove-cell``) or a cell whose output depends on the device
+    (``device-dependent``) that asserts something checks the page's claim against
+    the build's own measurements: the build's business, and on a reader's machine,
+    which differs, a verdict (:func:`verdict_code`). Exercise solutions stay checked
+    (:func:`notebook_for` leaves the cells between their markers alone).
+
+    Examples
+    --------
+    >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2",
+    ...                 "metadata": {"tags": ["remove-cell"]}})
+    True
+    >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2", "metadata": {}})
+    False
+    """
+    tags = cell.get("metadata", {}).get("tags", [])  # type: ignore[union-attr]
+    if cell.get("cell_type") != "code" or not {HIDDEN, DEVICE_DEPENDENT} & set(tags):
+        return False
+    try:
+        tree = ast.parse(str(cell.get("source", "")))
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Assert) for node in ast.walk(tree))
+
+
+def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
+    """A build check as a verdict for the reader's machine: it prints, and never raises.
+
+    ``book`` is what the book's build printed just before the check (its figures);
+    ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``.
+
+    Examples
+    --------
+    >>> code = verdict_code("assert 2 < 1, [2]", "ratio 2",
+    ...                     {"measured": "Book:", "holds": "Holds.", "fails": "Fails:"})
+    >>> exec(code)
+    Book:
+    ratio 2
+    Fails:
+    [2]
+    """
+    return "\n".join(
+        [
+            "# In the book, this cell is the build's own check of what the page says. Here it",
+            "# is a verdict for this machine: it says whether the claim holds, and never stops.",
+            f"print({words['measured']!r})",
+            f"print({book!r})",
+            "try:",
+            textwrap.indent(source, "    "),
+            "except AssertionError as error:",
+            f"    print({words['fails']!r})",
+            '    print(str(error) or "(the check gave no figures)")',
+            "else:",
+            f"    print({words['holds']!r})",
+        ]
+    )
 
 
 def _printing(text: str) -> str:
@@ -189,17 +254,30 @@ def notebook_for(
     *,
     install: str = "",
     closing: Sequence[nbformat.NotebookNode] = (),
+    checks: Mapping[str, str] | None = None,
+    verdict_words: Mapping[str, str] | None = None,
 ) -> nbformat.NotebookNode:
     """The page as a notebook.
 
     The page as a notebook, opening with ``intro`` (its title, and how to install
     what it imports) and the ``install`` code, ending with the ``closing`` cells; with
-    ``messages`` (a catalog), its prose in that language.
+    ``messages`` (a catalog), its prose in that language. Each build check
+    (:func:`is_build_check`) becomes a verdict (:func:`verdict_code`), with what the
+    book printed before it from ``checks`` (keyed by the check's stripped source).
     """
     notebook = jupytext.read(source, fmt="md:myst")
+    in_solution = False  # an exercise's solution stays checked, as the page checks it
     for cell in notebook.cells:
-        if cell.cell_type == "markdown" and messages:
-            cell.source = translate_markdown(cell.source, messages)
+        if cell.cell_type == "markdown":
+            if "{solution-start}" in cell.source or "{solution-end}" in cell.source:
+                in_solution = cell.source.rfind("{solution-start}") > cell.source.rfind(
+                    "{solution-end}"
+                )
+            if messages:
+                cell.source = translate_markdown(cell.source, messages)
+        elif verdict_words is not None and not in_solution and is_build_check(cell):
+            book = (checks or {}).get(cell.source.strip(), "")
+            cell.source = verdict_code(cell.source, book, verdict_words)
     notebook.metadata.pop("jupytext", None)
     notebook.metadata.pop("mystnb", None)
     notebook.metadata.pop("file_format", None)

@@ -20,6 +20,7 @@ from typing import Any
 from jupyter_client.provisioning import LocalProvisioner
 from myst_nb.core.execute.base import ExecutionError
 from myst_nb.ext.glue.utils import PendingGlueReference
+from myst_nb.sphinx_ import NbMetadataCollector
 from myst_nb.sphinx_ import Parser as MystNbParser
 from sphinx.directives.code import container_wrapper
 from sphinx.environment import BuildEnvironment
@@ -39,6 +40,7 @@ __all__ = [
     "container_wrapper",
     "current_signature",
     "docname_to_domain",
+    "execution_record",
     "extract_messages",
     "failure_reporting",
     "get_node_equation_number",
@@ -72,6 +74,12 @@ class Reach:
 
 
 REACHES = (
+    Reach(
+        "myst_nb.sphinx_:NbMetadataCollector.get_exec_data",
+        "(env: 'SphinxEnvType', docname: 'str') -> 'ExecutionResult | None'",
+        "the status page's execution time per page; MyST-NB's own table directive "
+        "(nb-exec-table) gives it too, but in English only and with its own columns",
+    ),
     Reach(
         "myst_nb.core.render:coalesce_streams",
         "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
@@ -351,3 +359,9 @@ def chinese_search() -> type:
     from sphinx.search.zh import SearchChinese
 
     return SearchChinese
+
+
+def execution_record(env: BuildEnvironment, docname: str) -> dict[str, Any] | None:
+    """How MyST-NB last executed a page: ``mtime``, ``runtime`` (seconds) and the rest."""
+    record = NbMetadataCollector.get_exec_data(env, docname)
+    return dict(record) if record else None

@@ -26,6 +26,7 @@ import re
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -442,8 +443,13 @@ def mask_operators(device: torch.device) -> dict[str, list[str]]:
     listed = {}
     for spelling, apply in MASK_SPELLINGS.items():
         g, m, v = _mask_operands(device)
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            apply(g, m, v)
+        with warnings.catch_warnings():
+            # torch 2.11 warns, once per process, on a profiler's first start that
+            # it keeps no events across cycles (2.13 only on a restart); one cycle is all
+            # this needs, and the warning would be the page's output
+            warnings.filterwarnings("ignore", "Warning: Profiler clears events", UserWarning)
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                apply(g, m, v)
         names = []
         for event in prof.events():
             if event.name in _BOOKKEEPING:

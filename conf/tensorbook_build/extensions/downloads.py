@@ -26,6 +26,7 @@ from tensorbook_build.downloads import (
     comparison_cells,
     download_name,
     install_code,
+    is_build_check,
     notebook_for,
     script_for,
 )
@@ -64,6 +65,10 @@ def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
         "local": urlsplit(wheel_url).hostname in {"localhost", "127.0.0.1"},
     }
     install = install_code(wheel_url, version)
+    verdict_words = {
+        part: app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
+        for part in ("measured", "holds", "fails")
+    }
     for docname in chapters(app):
         title = app.env.titles[docname].astext()
         messages = None
@@ -79,6 +84,8 @@ def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
             messages,
             install=install,
             closing=_closing(app, docname, source),
+            checks=_book_figures_before_checks(app, docname, source),
+            verdict_words=verdict_words,
         )
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
@@ -92,6 +99,24 @@ def _printed(cell: nodes.Element) -> str:
         for block in cell.findall(nodes.literal_block)
         if "output" in block["classes"]
     )
+
+
+def _book_figures_before_checks(app: Sphinx, docname: str, source: Path) -> dict[str, str]:
+    """For each build check of a page, what the book printed: in it, else in the cell before."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    cells = read_myst_markdown_notebook(source.read_text(encoding="utf-8")).cells
+    printed = {
+        node["cell_index"]: _printed(node)
+        for node in app.env.get_doctree(docname).findall(nodes.container)
+        if node.get("nb_element") == "cell_code"
+    }
+    figures = {}
+    for index, cell in enumerate(cells):
+        if is_build_check(cell):
+            before = [text for i, text in sorted(printed.items()) if i <= index and text]
+            figures[cell.source.strip()] = before[-1] if before else ""
+    return figures
 
 
 def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookNode]:

@@ -1,0 +1,256 @@
+"""The device ledger's data: recordings, their schema, freshness, the mark check, verdicts.
+
+The recordings here are test data, made from small notebooks in temporary folders and
+labelled as such; none is a recording of any device.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
+from tensorbook_build.kit import run_kit
+from tensorbook_build.ledger import (
+    TAG,
+    RecordingError,
+    cell_module_hashes,
+    freshness,
+    load_recording,
+    page_recordings,
+    recording_from_notebook,
+    unmarked_differences,
+    write_recording,
+)
+from tensorbook_build.record import DEVICE_LINE_PATTERN
+from tensorbook_build.tools.testing import ROOT
+
+PNG = base64.b64encode(b"\x89PNG test figure").decode()
+PROVENANCE = {
+    "device": "cuda:0",
+    "model": "Test GPU (test data)",
+    "gpu": {"name": "Test GPU", "driver": "0", "cuda": "13.0", "capability": "9.0",
+            "memory_gib": 80.0},
+    "torch": "2.13.0+cu130",
+    "python": "3.12.0",
+    "numpy": "2.4.6",
+    "threads": 1,
+    "commit": "1a2b3c4d5e6f",
+    "commit_date": "2026-12-01",
+    "run_date": "2026-12-01",
+    "command": "written by tests/test_ledger.py",
+}  # fmt: skip
+WORDS = {"measured": "Book:", "holds": "Holds here.", "fails": "Fails here:"}
+
+
+def _notebook(printed: str = "on cuda:0", device_line: str = "") -> dict:
+    line = device_line or (
+        "Executed on GPU Test (cuda:0, CUDA 13.0) · torch 2.13.0 · 1 CPU thread · "
+        "Python 3.12.0 · NumPy 2.4.6"
+    )
+    cells = [
+        nbformat.v4.new_markdown_cell("# A page"),
+        nbformat.v4.new_code_cell(
+            "from tensorbook import page\ndevice = page.start()",
+            outputs=[nbformat.v4.new_output("stream", name="stdout", text=line + "\n")],
+        ),
+        nbformat.v4.new_code_cell(
+            "print(device)",
+            metadata={"tags": [TAG]},
+            outputs=[
+                nbformat.v4.new_output("stream", name="stdout", text=printed[:3]),
+                nbformat.v4.new_output("stream", name="stdout", text=printed[3:] + "\n"),
+                nbformat.v4.new_output("display_data", data={"image/png": PNG}),
+            ],
+        ),
+        nbformat.v4.new_code_cell(
+            "from tensorbook import speed\nprint(2 + 2)",
+            outputs=[nbformat.v4.new_output("stream", name="stdout", text="4\n")],
+        ),
+    ]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def _record(root: Path, kind: str = "test-gpu", **notebook: str) -> Path:
+    data, figures = recording_from_notebook(
+        _notebook(**notebook),
+        page="page",
+        kind=kind,
+        provenance=PROVENANCE,
+        src_dir=ROOT / "src",
+        ignore_line=DEVICE_LINE_PATTERN,
+    )
+    return write_recording(root, data, figures)
+
+
+def test_a_recording_keeps_the_marked_outputs_with_their_provenance(tmp_path):
+    recording = load_recording(_record(tmp_path))
+    assert recording.kind == "test-gpu"
+    assert recording.page == "page"
+    assert recording.provenance["model"] == "Test GPU (test data)"
+    marked = [c for c in recording.cells if c.marked]
+    assert [c.index for c in marked] == [2]
+    # the stream's chunks joined as the page shows them; the figure is a file beside it
+    assert marked[0].outputs[0] == {"text": "on cuda:0"}
+    figure = recording.folder / marked[0].outputs[1]["image"]
+    assert figure.read_bytes() == b"\x89PNG test figure"
+    unmarked = [c for c in recording.cells if not c.marked]
+    assert all(c.outputs == () for c in unmarked)  # a digest only
+    # the cell that imports a module depends on it, and on what earlier cells imported
+    assert "tensorbook.speed" in recording.cells[2].modules
+    assert "tensorbook.page" in recording.cells[2].modules
+    assert "tensorbook.speed" not in recording.cells[0].modules
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["provenance"].pop("torch"), "provenance.torch: missing"),
+        (lambda d: d["provenance"].update(threads="one"), "provenance.threads: expected an"),
+        (lambda d: d["cells"][1].update(marked="yes"), "cells[1].marked: expected true or false"),
+        (lambda d: d["cells"][1]["outputs"].append({}), "cells[1].outputs[2]: an output has"),
+        (lambda d: d.update(kind="other"), "kind: 'other', but the file is in test-gpu/"),
+        (lambda d: d.update(extra=1), "extra: not a field of a recording"),
+        (lambda d: d.update(schema=99), "schema: version 99"),
+        (lambda d: d["glue"].update(x={"text": 1, "cell": 2}), "glue.x.text: expected a string"),
+    ],
+)
+def test_a_hand_edited_recording_is_refused_naming_file_and_field(tmp_path, edit, field):
+    path = _record(tmp_path)
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(RecordingError) as caught:
+        load_recording(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: field {field}"), message
+    assert "nox -s record -- --device DEVICE" in message  # and what to do
+
+
+def test_a_broken_file_or_a_missing_figure_is_refused(tmp_path):
+    path = _record(tmp_path)
+    shutil.rmtree(path.parent / "page")
+    with pytest.raises(RecordingError, match=r"cells\[1\]\.outputs: the figure .* is missing"):
+        load_recording(path)
+    path.write_text("{ not json")
+    with pytest.raises(RecordingError, match=rf"^{path}: field \(top level\): not JSON"):
+        load_recording(path)
+
+
+def test_a_recording_goes_stale_when_its_code_or_an_imported_module_changes(tmp_path):
+    recording = load_recording(_record(tmp_path))
+    cell = recording.cells[2]  # imports tensorbook.speed
+    codes = ["from tensorbook import page\ndevice = page.start()", "print(device)",
+             "from tensorbook import speed\nprint(2 + 2)"]  # fmt: skip
+    now = cell_module_hashes(codes, ROOT / "src")[2]
+    assert not freshness(cell, cell.source, now).stale
+    assert freshness(cell, "another hash", now).code_changed
+    # the same package with speed.py edited: another checkout, as a later commit is
+    src = tmp_path / "later" / "src"
+    shutil.copytree(ROOT / "src" / "tensorbook", src / "tensorbook")
+    with (src / "tensorbook" / "speed.py").open("a") as file:
+        file.write("\n# an edit\n")
+    later = cell_module_hashes(codes, src)[2]
+    state = freshness(cell, cell.source, later)
+    assert state.stale
+    assert state.modules == ("tensorbook.speed",)
+    assert state.why == "tensorbook.speed changed"
+
+
+def test_an_unmarked_cell_whose_output_differs_between_devices_is_reported(tmp_path):
+    _record(tmp_path, "test-gpu")
+    _record(tmp_path, "cpu", printed="on cpu")  # only the marked cell differs
+    assert unmarked_differences(page_recordings(tmp_path, "page")) == []
+    path = tmp_path / "cpu" / "page.json"
+    data = json.loads(path.read_text())
+    data["cells"][2]["digest"] = "0" * 16  # as if `print(2 + 2)` printed otherwise there
+    path.write_text(json.dumps(data))
+    found = unmarked_differences(page_recordings(tmp_path, "page"))
+    assert found == [
+        (
+            f"page.md, cell 3: its output differs between cpu and test-gpu, and it is not "
+            f"tagged {TAG}; add {TAG} to its :tags:"
+        )
+    ]
+
+
+def test_the_device_line_is_left_out_of_the_mark_check(tmp_path):
+    cpu_line = (
+        "Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread · Python 3.12.0 · NumPy 2.4.6"
+    )
+    _record(tmp_path, "test-gpu")
+    _record(tmp_path, "cpu", device_line=cpu_line)
+    gpu, cpu = page_recordings(tmp_path, "page")
+    assert gpu.cells[0].digest == cpu.cells[0].digest
+    assert unmarked_differences([gpu, cpu]) == []
+
+
+def test_a_build_check_becomes_a_verdict_that_never_raises(capsys):
+    code = "ratios = [0.23, 1.69]\nassert all(1 / 3 < r < 3 for r in ratios), ratios"
+    assert is_build_check({"cell_type": "code", "source": code,
+                           "metadata": {"tags": ["remove-cell"]}})  # fmt: skip
+    exec(verdict_code(code, "torch cpu: 0.7x NumPy", WORDS), {})  # noqa: S102
+    assert capsys.readouterr().out == "Book:\ntorch cpu: 0.7x NumPy\nFails here:\n[0.23, 1.69]\n"
+    exec(verdict_code("assert True", "", WORDS), {})  # noqa: S102
+    assert capsys.readouterr().out.endswith("Holds here.\n")
+
+
+def test_the_speed_page_s_checks_are_verdicts_and_solutions_stay_checked():
+    notebook = notebook_for(ROOT / "docs" / "speed.md", "intro", verdict_words=WORDS)
+    code = [c.source for c in notebook.cells if c.cell_type == "code"]
+    check = next(c for c in code if "1 / 3 < r < 3" in c)
+    assert "except AssertionError as error:" in check
+    solutions = [c for c in code if "207_872_000" in c or ("aten::nonzero" in c and "def " in c)]
+    assert solutions
+    assert all("except AssertionError" not in c for c in solutions)
+    cuda = notebook_for(ROOT / "docs" / "cuda.md", "intro", verdict_words=WORDS)
+    layer = next(c.source for c in cuda.cells if "def layer(x: torch.Tensor)" in c.source)
+    assert layer.lstrip().startswith("def layer"), "a solution's check must stay a check"
+
+
+def test_the_kit_writes_its_summary(tmp_path):
+    """The kit's own steps, on the CPU, into a temporary folder: what it writes."""
+    summary = run_kit("cpu", tmp_path / "kit", only=("device", "speed"))
+    assert (tmp_path / "kit" / "summary.json").is_file()
+    written = json.loads((tmp_path / "kit" / "summary.json").read_text())
+    assert written == json.loads(json.dumps(summary))
+    steps = {s["name"]: s["status"] for s in written["steps"]}
+    assert steps["device"] == steps["speed"] == "passed"
+    assert steps["book"] == "skipped"
+    assert written["figures"]["speedup_largest"] > 0
+    assert written["recorded_into"] == str((tmp_path / "kit" / "recorded").resolve())
+    text = (tmp_path / "kit" / "summary.txt").read_text()
+    assert text.startswith("tensorbook GPU kit on cpu:")
+    assert "speedup_largest" in text
+    assert (tmp_path / "kit" / "logs" / "speed.log").is_file()
+
+
+def test_the_catalog_template_lists_exactly_the_ledger_s_words():
+    """conf/_templates/ledger-words.html is how the catalogs learn the ledger's words."""
+    from tensorbook_build.extensions.ledger import STATUS_WORDS, WORDS
+
+    template = (ROOT / "conf" / "_templates" / "ledger-words.html").read_text(encoding="utf-8")
+    listed = re.findall(r'\{\{ _\("(.*?)"\) \}\}', template)
+    assert listed == [*WORDS, *STATUS_WORDS]
+
+
+def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path):
+    from sphinx.errors import ExtensionError
+
+    from tensorbook_build.compat import add_result
+    from tensorbook_build.extensions.ledger import _compat_runs
+
+    path = tmp_path / "compat.json"
+    run = {"torch": "2.11.0", "python": "3.12.0", "doctests": "passed", "pages": "passed",
+           "date": "2026-12-01"}  # fmt: skip
+    add_result(path, run)
+    assert _compat_runs(path) == [run]
+    path.write_text(json.dumps([{**run, "pages": None}]))
+    with pytest.raises(ExtensionError, match=rf"{path}: field \[0\]\.pages: missing"):
+        _compat_runs(path)

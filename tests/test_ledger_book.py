@@ -1,0 +1,183 @@
+"""The device ledger in a built book: recorded outputs shown, labelled, stale; the status page.
+
+The book is a temporary copy with a synthetic recording of ``cuda.md``, written here and
+labelled as test data ("Test GPU (test data)"): no device ran it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from html import unescape
+from pathlib import Path
+
+import pytest
+from myst_nb.core.read import read_myst_markdown_notebook
+
+from tensorbook_build.build import sphinx_command
+from tensorbook_build.ledger import TAG, cell_module_hashes, source_hash, write_recording
+from tensorbook_build.tools.testing import (
+    CHAPTERS,
+    LANGUAGES,
+    SOURCE_LANGUAGE,
+    build_book,
+    copy_of_the_book,
+    page,
+)
+
+pytestmark = [pytest.mark.book, pytest.mark.slow]
+
+LABEL = "Test GPU (test data)"
+PROVENANCE = {
+    "device": "cuda:0",
+    "model": LABEL,
+    "gpu": {"name": LABEL, "driver": "0", "cuda": "13.0", "capability": "9.0", "memory_gib": 80.0},
+    "torch": "2.13.0+cu130",
+    "python": "3.12.0",
+    "numpy": "2.4.6",
+    "threads": 1,
+    "commit": "1a2b3c4d5e6f",
+    "commit_date": "2026-12-01",
+    "run_date": "2026-12-01",
+    "command": "written by tests/test_ledger_book.py",
+}
+
+
+def _synthetic_recording(tree: Path) -> None:
+    """A recording of cuda.md as if a GPU had run it: every marked cell says so."""
+    text = (tree / "docs" / "cuda.md").read_text(encoding="utf-8")
+    cells = read_myst_markdown_notebook(text).cells
+    indices = [i for i, c in enumerate(cells) if c.cell_type == "code"]
+    codes = [cells[i].source for i in indices]
+    modules = cell_module_hashes(codes, tree / "src")
+    records = []
+    for index, code, mods in zip(indices, codes, modules, strict=True):
+        marked = TAG in cells[index].metadata.get("tags", [])
+        # the one-liner prints the device: "cpu" here, as on this build, so "the same"
+        printed = "cpu" if code.strip().endswith("print(chosen)") else f"on {LABEL}, cell {index}"
+        records.append(
+            {"index": index, "source": source_hash(code), "modules": mods, "marked": marked,
+             "digest": "0" * 16, "outputs": [{"text": printed}] if marked else []}
+        )  # fmt: skip
+    data = {
+        "schema": 1,
+        "page": "cuda",
+        "kind": "test-gpu",
+        "provenance": PROVENANCE,
+        "cells": records,
+        "glue": {"test_figure": {"text": "42.5", "cell": indices[-1]}},
+    }
+    write_recording(tree / "docs" / "recorded", data, {})
+
+
+@pytest.fixture(scope="module")
+def ledger_book(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
+    """The copy, its build folder, and each edition's build log."""
+    root = tmp_path_factory.mktemp("ledger")
+    tree = copy_of_the_book(root)
+    _synthetic_recording(tree)
+    site = root / "build" / "html"
+    logs = {}
+    for language in LANGUAGES:
+        result = build_book(site, tree=tree, languages=[language])
+        assert result.returncode == 0, result.output
+        logs[language] = result.output
+    return tree, root / "build", logs
+
+
+def _folds(html: str) -> list[str]:
+    return re.findall(r'<details class="tb-recorded">(.*?)</details>', html, re.DOTALL)
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, language):
+    tree, build, _ = ledger_book
+    html = page(build, "cuda", language)
+    folds = _folds(html)
+    marked = read_myst_markdown_notebook((tree / "docs" / "cuda.md").read_text()).cells
+    shown = [c for c in marked if TAG in c.metadata.get("tags", [])]
+    assert len(folds) == len(shown)
+    words = "录制于" if language != SOURCE_LANGUAGE else "recorded on"
+    for fold in folds:
+        summary = unescape(re.sub(r"<[^>]+>", "", fold.split("</summary>")[0]))
+        assert summary.startswith(f"{words} {LABEL} · CUDA 13.0 · torch 2.13.0+cu130 · 2026-12-01")
+        assert ("提交 1a2b3c4" if language != SOURCE_LANGUAGE else "commit 1a2b3c4") in summary
+    same = "与本次构建相同" if language != SOURCE_LANGUAGE else "same as this build"
+    different = "与本次构建不同" if language != SOURCE_LANGUAGE else "differs from this build"
+    badges = re.findall(r'<span class="tb-recorded-badge">([^<]*)</span>', html)
+    assert badges.count(same) == 1
+    assert badges.count(different) == len(shown) - 1
+    # this build's own output comes first, inside the same cell
+    cell = html[: html.index('<details class="tb-recorded">')]
+    assert cell.rindex('class="cell_output') > cell.rindex("cell_input")
+    assert "tb-recorded-diff" in html  # a small diff for the text that differs
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_status_page_lists_every_page_with_its_recordings(ledger_book, language):
+    _, build, _ = ledger_book
+    html = page(build, "status", language)
+    table = html[html.index('<table class="tb-status') : html.index("</table>")]
+    for chapter in CHAPTERS:
+        assert f'href="{chapter}.html"' in table, chapter
+    rows = re.findall(r"<tr.*?</tr>", table, re.DOTALL)
+    assert len(rows) == len(CHAPTERS) + 1
+    cuda = next(r for r in rows if 'href="cuda.html"' in r)
+    fresh = "最新" if language != SOURCE_LANGUAGE else "fresh"
+    assert f"{LABEL} · 2026-12-01 · {fresh}" in unescape(cuda)
+    assert "cpu · torch 2.13.0" in cuda
+    assert re.search(r"\d+\.\d (s|秒)", cuda)
+
+
+def test_the_pdf_shows_the_recorded_outputs_as_a_labelled_block(ledger_book):
+    tree, build, _ = ledger_book
+    command = sphinx_command(
+        build / "html", builder="latex", docs=tree / "docs", conf=tree / "conf"
+    )
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    tex = (build / "latex" / SOURCE_LANGUAGE / "tensorbook.tex").read_text(encoding="utf-8")
+    assert f"\\textbf{{recorded on {LABEL}" in tex
+    assert f"on {LABEL}, cell" in tex
+
+
+def test_a_changed_cell_makes_its_recording_stale_and_the_build_says_so(ledger_book):
+    tree, build, _ = ledger_book
+    cuda = tree / "docs" / "cuda.md"
+    text = cuda.read_text(encoding="utf-8")
+    cuda.write_text(text.replace("print(chosen)", 'print("chosen:", chosen)'), encoding="utf-8")
+    # and prose that states recorded figures, where one exists and where none does
+    (tree / "docs" / "cuda.md").write_text(
+        cuda.read_text(encoding="utf-8")
+        + "\nRecorded: {recorded}`cuda:test_figure`; {recorded}`cuda:nothing`.\n",
+        encoding="utf-8",
+    )
+    try:
+        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    finally:
+        cuda.write_text(text, encoding="utf-8")
+    assert result.returncode == 0, result.output
+    lines = [line for line in result.output.splitlines() if "stale recordings" in line]
+    assert len(lines) == 1, result.output
+    assert "cuda.md" in lines[0]
+    assert "the cell's code changed" in lines[0]
+    html = unescape(page(build, "cuda"))
+    assert "stale: the cell's code changed since it was recorded" in html
+    assert f"42.5 (recorded on {LABEL} · CUDA 13.0" in html
+    assert "no recording on cuda yet" in html  # no figure is made up
+
+
+def test_a_hand_edited_recording_stops_the_build_naming_file_and_field(ledger_book):
+    tree, build, _ = ledger_book
+    path = tree / "docs" / "recorded" / "test-gpu" / "cuda.json"
+    original = path.read_text(encoding="utf-8")
+    data = json.loads(original)
+    data["provenance"]["torch"] = 2.13
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    finally:
+        path.write_text(original, encoding="utf-8")
+    assert result.returncode != 0
+    assert f"{path}: field provenance.torch: expected a string" in result.output
