@@ -98,6 +98,8 @@ STATUS_WORDS = (
     "Pages",
     "Run on",
     "No run against another torch has been recorded yet.",
+    "passed",
+    "failed",
 )
 
 
@@ -359,7 +361,9 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     runs = _compat_runs(Path(app.srcdir, FOLDER, COMPAT))
     if runs:
         header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
-        tables["torch"] = _table(header, [[r[f] for f in COMPAT_FIELDS] for r in runs])
+        # an outcome (passed, failed) in the page's words; versions and dates as they are
+        rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]
+        tables["torch"] = _table(header, rows)
     else:
         text = translate("No run against another torch has been recorded yet.")
         tables["torch"] = nodes.paragraph("", text)
@@ -368,6 +372,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
+OUTCOMES = ("doctests", "pages")
 
 
 def _compat_runs(path: Path) -> list[dict[str, str]]:
