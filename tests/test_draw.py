@@ -18,7 +18,7 @@ from tensorbook.draw.timeline import Span, profile_step, timeline_picture
 from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
 from tensorbook.problem import TUTORIAL_SIZES, Sizes
-from tensorbook_build.pictures import is_picture, picture_latex, translate_picture
+from tensorbook_build.pictures import PDF_HEIGHT, is_picture, picture_latex, translate_picture
 from tensorbook_build.settings import LAYOUT
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -168,3 +168,16 @@ def test_the_pdf_gets_a_tikz_drawing_with_every_word():
     assert r"{dim 0}" in latex
     assert r"{grad\_w2 = h\_relu.t()}" in latex
     assert r"\ttfamily" in latex
+
+
+def test_a_tall_picture_is_scaled_to_fit_a_pdf_page():
+    """A TikZ drawing cannot break across pages: a tall one is set smaller, width alone
+    would leave the strides picture running into the footer."""
+    grid = torch.arange(12.0).reshape(3, 4)
+    svg = memory_picture(
+        {"grid": grid, "grid.t()": grid.t(), "grid.t().contiguous()": grid.t().contiguous()}
+    ).svg
+    height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', svg)[1])
+    scale = float(re.search(r"tikzpicture\}\[x=([\d.]+)pt", picture_latex(svg))[1])
+    assert height > PDF_HEIGHT
+    assert height * scale <= PDF_HEIGHT + 0.5

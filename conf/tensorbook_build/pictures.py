@@ -33,6 +33,9 @@ _LATEX_SPECIAL = {c: "\\" + c for c in "#$%&_{}"} | {
 }
 PDF_WIDTH = 340.0
 """The widest a picture is set in the PDF, in points (the text is about 360 wide)."""
+PDF_HEIGHT = 480.0
+"""The tallest a picture is set in the PDF, in points: a TikZ drawing cannot break
+across pages, and a taller one (the strides picture) ran into the page's footer."""
 
 
 def is_picture(svg: str) -> bool:
@@ -80,7 +83,7 @@ def _latex_text(text: str) -> str:
 
 
 def picture_latex(svg: str) -> str:
-    r"""The picture as a TikZ drawing, scaled to at most :data:`PDF_WIDTH` points.
+    r"""The picture as a TikZ drawing, scaled to fit :data:`PDF_WIDTH` and :data:`PDF_HEIGHT`.
 
     Examples
     --------
@@ -95,8 +98,8 @@ def picture_latex(svg: str) -> str:
     \end{tikzpicture}\end{center}
     """
     head = svg.split(">", 1)[0]
-    width = float(_ATTRIBUTE_VALUE(head, "viewBox").split()[2])
-    scale = min(1.0, PDF_WIDTH / width)
+    width, height = (float(n) for n in _ATTRIBUTE_VALUE(head, "viewBox").split()[2:])
+    scale = min(1.0, PDF_WIDTH / width, PDF_HEIGHT / height)
     lines = [rf"\begin{{center}}\begin{{tikzpicture}}[x={_fmt(scale)}pt,y=-{_fmt(scale)}pt]"]
     stack: list[dict[str, str]] = [{}]
     for closing, tag, attributes, text in _TAG.findall(svg):
