@@ -38,9 +38,8 @@ from sphinx.environment import BuildEnvironment
 from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
-from sphinx.writers.html5 import HTML5Translator
-from sphinx.writers.latex import LaTeXTranslator
 
+from tensorbook_build.extensions import folds
 from tensorbook_build.ledger import (
     FOLDER,
     TAG,
@@ -456,58 +455,29 @@ def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     getattr(env, "tensorbook_recorded", {}).pop(docname, None)
 
 
-def _visit_fold(self: HTML5Translator, node: recorded_fold) -> None:
-    self.body.append('<details class="tb-recorded">')
-
-
-def _depart_fold(self: HTML5Translator, node: recorded_fold) -> None:
-    self.body.append("</details>")
-
-
-def _visit_summary(self: HTML5Translator, node: recorded_summary) -> None:
-    self.body.append('<summary class="tb-recorded-summary">')
-
-
-def _depart_summary(self: HTML5Translator, node: recorded_summary) -> None:
-    self.body.append("</summary>")
-
-
-# On paper nothing folds: the provenance is a bold line, then the recorded output.
-def _visit_summary_latex(self: LaTeXTranslator, node: recorded_summary) -> None:
-    self.body.append("\n\\par\\medskip\\noindent\\textbf{")
-
-
-def _depart_summary_latex(self: LaTeXTranslator, node: recorded_summary) -> None:
-    self.body.append("}\\par\\nopagebreak\n")
-
-
-def _visit_fold_latex(self: LaTeXTranslator, node: recorded_fold) -> None:
-    self.body.append("\n\\par\\medskip\n")
-
-
-def _nothing(self: object, node: nodes.Node) -> None:
-    pass
-
-
-def _skip(self: object, node: nodes.Node) -> None:
-    raise nodes.SkipNode
-
-
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the role, the directive and the handlers."""
     app.add_node(
         recorded_fold,
-        html=(_visit_fold, _depart_fold),
-        latex=(_visit_fold_latex, _nothing),
-        text=(_skip, None),
+        html=(folds.writes('<details class="tb-recorded">'), folds.writes("</details>")),
+        latex=(folds.latex_fold_end, folds.nothing),
+        text=(folds.skip, None),
     )
     app.add_node(
         recorded_summary,
-        html=(_visit_summary, _depart_summary),
-        latex=(_visit_summary_latex, _depart_summary_latex),
-        text=(_skip, None),
+        html=(
+            folds.writes('<summary class="tb-recorded-summary">'),
+            folds.writes("</summary>"),
+        ),
+        latex=folds.latex_summary,
+        text=(folds.skip, None),
     )
-    app.add_node(status_placeholder, html=(_skip, None), latex=(_skip, None), text=(_skip, None))
+    app.add_node(
+        status_placeholder,
+        html=(folds.skip, None),
+        latex=(folds.skip, None),
+        text=(folds.skip, None),
+    )
     app.add_role("recorded", RecordedRole())
     app.add_directive("build-status", BuildStatus)
     # before Sphinx's image collector (500), which then copies the recorded figures

@@ -29,8 +29,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
-from sphinx.writers.html5 import HTML5Translator
-from sphinx.writers.latex import LaTeXTranslator
+
+from tensorbook_build.extensions import folds
 
 
 # docutils names its node classes in lower case; these follow it
@@ -98,62 +98,25 @@ def _fail(node: nodes.Node, message: str) -> None:
     raise ExtensionError(where)
 
 
-def _visit_start(self: HTML5Translator, node: solution_start) -> None:
-    self.body.append('<details class="solution">')
-
-
-def _visit_summary(self: HTML5Translator, node: solution_summary) -> None:
-    self.body.append("<summary>")
-
-
-def _depart_summary(self: HTML5Translator, node: solution_summary) -> None:
-    self.body.append("</summary>")
-
-
-def _visit_end(self: HTML5Translator, node: solution_end) -> None:
-    self.body.append("</details>")
-
-
-# On paper nothing folds: a solution is its label, in bold, then its cells.
-def _visit_summary_latex(self: LaTeXTranslator, node: solution_summary) -> None:
-    self.body.append("\n\\par\\medskip\\noindent\\textbf{")
-
-
-def _depart_summary_latex(self: LaTeXTranslator, node: solution_summary) -> None:
-    self.body.append("}\\par\\nopagebreak\n")
-
-
-def _visit_end_latex(self: LaTeXTranslator, node: solution_end) -> None:
-    self.body.append("\n\\par\\medskip\n")
-
-
-def _nothing(self: object, node: nodes.Node) -> None:
-    pass
-
-
-def _skip(self: object, node: nodes.Node) -> None:
-    raise nodes.SkipNode
-
-
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directives and the pairing check."""
     app.add_node(
         solution_start,
-        html=(_visit_start, _nothing),
-        latex=(_nothing, _nothing),
-        text=(_skip, None),
+        html=(folds.writes('<details class="solution">'), folds.nothing),
+        latex=(folds.nothing, folds.nothing),
+        text=(folds.skip, None),
     )
     app.add_node(
         solution_summary,
-        html=(_visit_summary, _depart_summary),
-        latex=(_visit_summary_latex, _depart_summary_latex),
-        text=(_skip, None),
+        html=(folds.writes("<summary>"), folds.writes("</summary>")),
+        latex=folds.latex_summary,
+        text=(folds.skip, None),
     )
     app.add_node(
         solution_end,
-        html=(_visit_end, _nothing),
-        latex=(_visit_end_latex, _nothing),
-        text=(_skip, None),
+        html=(folds.writes("</details>"), folds.nothing),
+        latex=(folds.latex_fold_end, folds.nothing),
+        text=(folds.skip, None),
     )
     app.add_directive("solution-start", SolutionStart)
     app.add_directive("solution-end", SolutionEnd)

@@ -1,0 +1,50 @@
+"""Translator pieces for the book's folds: exercise solutions and recorded outputs.
+
+In HTML a fold is a native ``<details>`` with a ``<summary>`` (no script, no
+stylesheet); in the PDF, where nothing folds, its label is a bold line before its
+content. :mod:`~tensorbook_build.extensions.solutions` and
+:mod:`~tensorbook_build.extensions.ledger` register their nodes with these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from docutils import nodes
+
+__all__ = ["latex_fold_end", "latex_summary", "nothing", "skip", "writes"]
+
+Visitor = Callable[[nodes.NodeVisitor, nodes.Node], None]
+
+
+def writes(markup: str) -> Visitor:
+    """A visitor that writes ``markup`` into the translator's body (HTML or LaTeX)."""
+
+    def visit(self: nodes.NodeVisitor, node: nodes.Node) -> None:
+        self.body.append(markup)  # type: ignore[attr-defined]
+
+    return visit
+
+
+def _open_latex_summary(self: nodes.NodeVisitor, node: nodes.Node) -> None:
+    self.body.append("\n\\par\\medskip\\noindent\\textbf{")  # type: ignore[attr-defined]
+
+
+def _close_latex_summary(self: nodes.NodeVisitor, node: nodes.Node) -> None:
+    self.body.append("}\\par\\nopagebreak\n")  # type: ignore[attr-defined]
+
+
+latex_summary = (_open_latex_summary, _close_latex_summary)
+"""A fold's label on paper: a bold line kept with what follows."""
+
+latex_fold_end = writes("\n\\par\\medskip\n")
+"""The space that closes a fold on paper."""
+
+
+def nothing(self: nodes.NodeVisitor, node: nodes.Node) -> None:
+    """Write nothing, and go on into the node's children."""
+
+
+def skip(self: nodes.NodeVisitor, node: nodes.Node) -> None:
+    """Leave the node and its children out (the plain-text builder)."""
+    raise nodes.SkipNode
