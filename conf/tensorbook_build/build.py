@@ -148,10 +148,11 @@ def gettext_command(
         str(pot_dir.parent / "doctrees" / "gettext"),
         "-D",
         "nb_execution_mode=off",
-        # unexecuted cells carry no kernel language, so their lexer is unknown; no matter,
-        # since code is not extracted
+        # unexecuted cells carry no kernel language, so their lexer is unknown, and a
+        # glued figure has no output to take its value from; no matter, since neither
+        # code nor values are extracted (a paragraph's message is its source text)
         "-D",
-        "suppress_warnings=myst-nb.lexer",
+        "suppress_warnings=myst-nb.lexer,mystnb.glue",
         str(docs),
         str(pot_dir),
     ]

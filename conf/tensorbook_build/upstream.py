@@ -18,10 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
-from myst_nb.core.execute.base import ExecutionError
-from myst_nb.ext.glue.utils import PendingGlueReference
 from myst_nb.sphinx_ import NbMetadataCollector
-from myst_nb.sphinx_ import Parser as MystNbParser
 from sphinx.directives.code import container_wrapper
 from sphinx.environment import BuildEnvironment
 from sphinx.util.i18n import docname_to_domain
@@ -30,10 +27,7 @@ from sphinx.util.nodes import extract_messages
 
 __all__ = [
     "REACHES",
-    "ExecutionError",
     "LocalProvisioner",
-    "MystNbParser",
-    "PendingGlueReference",
     "Reach",
     "adopt_kernel_info",
     "chinese_search",
@@ -42,14 +36,11 @@ __all__ = [
     "docname_to_domain",
     "execution_record",
     "extract_messages",
-    "failure_reporting",
     "get_node_equation_number",
     "notebook_cache_path",
     "patch_cache_truncation",
     "patch_document_defaults",
-    "patch_failure_reporting",
     "patch_stream_coalescing",
-    "register_search_language",
     "set_notebook_output_folder",
     "stream_coalescing",
 ]
@@ -92,21 +83,6 @@ REACHES = (
         "the executed notebooks go beside the site, not inside an edition's folder",
     ),
     Reach(
-        "myst_nb.sphinx_:Parser.parse",
-        "(self, inputstring: 'str', document: 'nodes.document') -> 'None'",
-        "subclassed so that a failed cell is reported by page, cell and line",
-    ),
-    Reach(
-        "myst_nb.core.execute.base:ExecutionError",
-        None,
-        "what the parser raises for a failed cell; its __cause__ holds nbclient's error",
-    ),
-    Reach(
-        "myst_nb.ext.glue.utils:PendingGlueReference",
-        None,
-        "the gettext build keeps a glued figure's key, having no outputs to resolve it with",
-    ),
-    Reach(
         "jupyter_client.provisioning:LocalProvisioner.launch_kernel",
         "(self, cmd: list[str], **kwargs: Any) -> jupyter_client.connect.KernelConnectionInfo",
         "kernels.WarmProvisioner forks the kernel instead, and sets the attributes the "
@@ -121,11 +97,6 @@ REACHES = (
         "jupyter_client.provisioning:LocalProvisioner.cleanup",
         "(self, restart: bool = False) -> None",
         "kernels.WarmProvisioner removes its sockets' folder after it",
-    ),
-    Reach(
-        "sphinx.search:languages",
-        None,
-        "Chinese search registered with jieba's dictionary loaded on first use",
     ),
     Reach(
         "sphinx.search.zh:SearchChinese.__init__",
@@ -151,13 +122,6 @@ REACHES = (
         "sphinx.directives.code:container_wrapper",
         "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> 'nodes.container'",
         "pysource captions its code block as literalinclude does",
-    ),
-    Reach(
-        "sphinx._cli.util.errors:handle_exception",
-        "(exception, /, *, stderr, use_pdb, print_traceback, message_log, extensions)",
-        "replaced by outputs.report_failure: a failed build prints a few lines and names "
-        "a file with the full report, instead of Sphinx's crash report",
-        names_only=True,
     ),
     Reach(
         "jupyter_client.client:KernelClient._handle_kernel_info_reply",
@@ -222,23 +186,6 @@ def current_signature(reach: Reach) -> str | None:
         return_annotation=signature.empty,
     )
     return str(bare)
-
-
-def patch_failure_reporting(report: Callable[..., None]) -> None:
-    """Make ``sphinx-build`` report an exception with ``report``, not its crash report.
-
-    ``report`` takes the arguments of Sphinx's ``handle_exception``.
-    """
-    import sphinx._cli.util.errors
-
-    sphinx._cli.util.errors.handle_exception = report
-
-
-def failure_reporting() -> Callable[..., None]:
-    """The function ``sphinx-build`` reports an exception with now."""
-    import sphinx._cli.util.errors
-
-    return sphinx._cli.util.errors.handle_exception
 
 
 def stream_coalescing() -> Callable[[list], list]:
@@ -345,13 +292,6 @@ def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
 def notebook_cache_path(env: BuildEnvironment) -> str:
     """The jupyter-cache folder MyST-NB executes into."""
     return str(env.mystnb_config.execution_cache_path)
-
-
-def register_search_language(code: str, language: type) -> None:
-    """Use ``language`` for the search index of editions whose language is ``code``."""
-    import sphinx.search
-
-    sphinx.search.languages[code] = language
 
 
 def chinese_search() -> type:

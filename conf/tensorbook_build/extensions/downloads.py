@@ -17,7 +17,7 @@ import jupytext
 import nbformat
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
+from sphinx.util import logging
 
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import (
@@ -34,6 +34,8 @@ from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.site import relative_root
 from tensorbook_build.wheel import FOLDER as WHEELS
 from tensorbook_build.wheel import wheel_name
+
+logger = logging.getLogger(__name__)
 
 INTRO_TEMPLATE = "downloads-intro.html"
 COMPARE_TEMPLATE = "downloads-compare.html"
@@ -134,8 +136,14 @@ def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookN
     compared = [_printed(c) for c in cells if f"tag_{COMPARE}" in c["classes"]]
     device_line = next((p.split("\n")[0] for p in map(_printed, cells) if p), "")
     if len(compared) != tagged or not all(compared) or not device_line:
-        msg = f"{docname}: a cell tagged {COMPARE} printed nothing for the download to compare"
-        raise ExtensionError(msg)
+        logger.error(
+            "a cell tagged %s printed nothing for the download to compare",
+            COMPARE,
+            location=docname,
+            type="tensorbook",
+            subtype="downloads",
+        )
+        return []
     words = tuple(
         app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
         for part in ("before", "after")

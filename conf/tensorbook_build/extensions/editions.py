@@ -27,13 +27,13 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
-from sphinx.errors import ConfigError
 from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.catalogs import catalog_errors, translations
+from tensorbook_build.extensions.outputs import stop
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.site import relative_root
 from tensorbook_build.upstream import (
@@ -41,7 +41,6 @@ from tensorbook_build.upstream import (
     docname_to_domain,
     extract_messages,
     patch_document_defaults,
-    register_search_language,
 )
 
 logger = logging.getLogger(__name__)
@@ -85,7 +84,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"language {config.language!r} is not one of the book's languages "
             f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
-        raise ConfigError(msg)
+        stop(msg)
     _name_the_pdf_parts(config)
     words = LAYOUT.search_words(config.language)
     if words.is_file():
@@ -100,12 +99,12 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"the {config.language} edition has no catalogs (looked in {where}); "
             "run `nox -s translate` to make them from the English pages"
         )
-        raise ConfigError(msg)
+        stop(msg)
     problems = [problem for path in catalogs for problem in catalog_errors(path)]
     if problems:
-        raise ConfigError("broken catalog, fix it and build again:\n" + "\n".join(problems))
+        stop("broken catalog, fix it and build again:\n" + "\n".join(problems))
     if config.language.startswith("zh"):
-        _prepare_chinese_search()
+        app.add_search_language(_chinese_search())
 
 
 def warm_up(languages: Sequence[str]) -> None:
@@ -140,31 +139,20 @@ def _name_the_pdf_parts(config: Config) -> None:
     config.latex_elements = elements
 
 
-def _prepare_chinese_search() -> None:
+def _chinese_search() -> type:
+    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text.
+
+    Sphinx makes its search language even in a build with no page to index, and the
+    Chinese one loads jieba's dictionary (about half a second) on the spot.
+    """
     try:
         import jieba
     except ImportError:
-        msg = (
+        stop(
             "the Chinese search index needs jieba to split words; install the docs "
             "dependency group (pip install jieba)"
         )
-        raise ConfigError(msg) from None
-    # jieba logs its dictionary loading to stderr at DEBUG level
-    jieba.setLogLevel(std_logging.WARNING)
-    register_search_language("zh", _deferred_chinese_search())
-
-
-def _deferred_chinese_search() -> type:
-    """Sphinx's Chinese search, loading jieba's dictionary only when it is needed.
-
-    Sphinx's Chinese search, loading jieba's dictionary only once it splits text,
-    with its page script naming the stemmer it ships.
-
-    Sphinx makes its search language at every build, even one with nothing to
-    write, and the Chinese one loads jieba's dictionary on the spot: a second or
-    two added to every no-op rebuild.
-    """
-    from jieba import load_userdict
+    jieba.setLogLevel(std_logging.WARNING)  # it logs its dictionary's loading at DEBUG
 
     class DeferredChineseSearch(chinese_search()):
         # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
@@ -178,7 +166,7 @@ def _deferred_chinese_search() -> type:
 
         def split(self, input: str) -> list[str]:
             if self._words:
-                load_userdict(self._words)
+                jieba.load_userdict(self._words)
                 self._words = ""
             return super().split(input)
 

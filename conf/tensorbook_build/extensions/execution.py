@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import importlib.metadata
 import os
+import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -154,6 +155,9 @@ def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
 
 
 def _on_builder_inited(app: Sphinx) -> None:
+    # MyST-NB saves a failed page's traceback in the edition's folder: a later build
+    # must not publish it
+    shutil.rmtree(Path(app.outdir, "reports"), ignore_errors=True)
     # MyST-NB writes executed notebooks and their images beside the output folder,
     # which, with one output folder per language inside the site, would publish them.
     if app.config.tensorbook_output_folder:
