@@ -64,9 +64,7 @@ def test_paired_solution_markers_pass():
         (lambda: [_start(), _start(), solutions.solution_end()], "before the next"),
     ],
 )
-def test_an_unpaired_solution_marker_fails_the_build_naming_the_place(
-    children, message, caplog
-):
+def test_an_unpaired_solution_marker_fails_the_build_naming_the_place(children, message, caplog):
     solutions._check_pairs(None, _section(*children()))
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1, caplog.text

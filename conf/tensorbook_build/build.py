@@ -152,7 +152,7 @@ def gettext_command(
         # glued figure has no output to take its value from; no matter, since neither
         # code nor values are extracted (a paragraph's message is its source text)
         "-D",
-        "suppress_warnings=myst-nb.lexer,mystnb.glue",
+        "suppress_warnings=myst-nb.lexer,mystnb.glue_ref",
         str(docs),
         str(pot_dir),
     ]
