@@ -36,15 +36,14 @@ extensions = [
     "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
-    "tensorbook_build.extensions.assets",  # only the CSS and icon glyphs the site uses
-    "tensorbook_build.extensions.paint",  # each page's CSS inline, its scripts deferred
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
-    "tensorbook_build.extensions.links",  # a link to nowhere fails the build
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
     "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
+    # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
+    "tensorbook_build.extensions.finish",
 ]
 
 exclude_patterns = [

@@ -35,7 +35,7 @@ def test_each_private_name_is_where_it_was_and_takes_what_it_took(reach):
 
 
 def test_a_moved_name_is_caught():
-    moved = upstream.Reach("sphinx.util.nodes:no_such_function", "()", "a test")
+    moved = upstream.PrivateAPI("sphinx.util.nodes:no_such_function", "()", "a test")
     with pytest.raises(AttributeError):
         moved.resolve()
 

@@ -7,7 +7,7 @@ The modules read as the build's pipeline, in this order:
 ``execute``, ``kernels``, ``forkserver``
     what keys a page's cached outputs, what its kernel's environment holds, and the
     warm kernels (forked from a server that imported torch) that run it over IPC;
-``catalogs``, ``outputs``, ``pysource``, ``mathml``, ``downloads``, ``assets``, ``paint``
+``catalogs``, ``outputs``, ``pysource``, ``mathml``, ``downloads``, ``assets``, ``inline_css``
     what a page becomes: its translations, printed text, shown source, math,
     downloadable notebook and script, the site's light assets, and a ``<head>``
     that waits on no other download;
@@ -21,7 +21,7 @@ The modules read as the build's pipeline, in this order:
     the catalogs' refresh and the staleness gate.
 
 ``extensions`` holds the thin Sphinx adapters that ``conf/conf.py`` lists;
-``upstream`` lists every reach into a private MyST-NB or Sphinx function;
+``upstream`` lists every private API the build reaches into;
 ``tools`` holds what only nox and the tests use. Nothing in ``src/tensorbook``
 imports this package. This ``__init__`` imports nothing, so that reading the
 settings stays cheap.

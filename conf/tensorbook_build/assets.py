@@ -1,4 +1,4 @@
-"""Light pages: only the CSS rules and icon glyphs the site can use.
+"""Light pages: the CSS purged of rules no page uses, the icon fonts cut to the glyphs shown.
 
 With its defaults the theme makes each page load about 2.2 MB of CSS and JavaScript:
 Font Awesome's SVG-and-JavaScript bundle (1.5 MB) draws icons that the theme's own
@@ -15,7 +15,7 @@ all of Bootstrap and all 2,000 icons. After each HTML build this extension
 The theme, its look and every icon the reader sees stay; the budget (500 KB of CSS, JS
 and fonts per page) is checked by the browser suite and printed by ``nox -s weights``.
 Static files are copied afresh by every build, so this runs on fresh copies each time
-(:mod:`tensorbook_build.extensions.assets` runs it after each HTML build).
+(:mod:`tensorbook_build.extensions.finish` runs it after each HTML build).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ _ICON_GLYPH = re.compile(r"--fa:\s*\"((?:\\[0-9a-fA-F]{1,6}\s?|[^\"\\])+)\"")
 _CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?")
 _GROUPING_RULES = {"media", "supports", "layer", "container"}
 INLINED_STYLE = re.compile(r'<style data-inlined="([^"]*)">.*?</style>', re.DOTALL)
-"""A stylesheet that :mod:`tensorbook_build.paint` put inside a page: its names are the
+"""A stylesheet that :mod:`tensorbook_build.inline_css` put inside a page: its names are the
 stylesheet's, not the page's."""
 
 
@@ -181,7 +181,7 @@ def subset_font(path: Path, codepoints: set[int]) -> None:
     font.save(path)
 
 
-def lighten(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
+def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
     """Purge every stylesheet and cut the icon fonts of one built edition.
 
     With ``cache``, the results are kept there under a hash of everything they are made

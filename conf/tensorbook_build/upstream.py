@@ -1,4 +1,4 @@
-"""Every place where the build reaches into MyST-NB's or Sphinx's private parts.
+"""Every private API of MyST-NB, Sphinx, jupyter_client and jupyter-cache the build uses.
 
 Each reach is a small function or a name here, and each is named in :data:`REACHES`
 with the signature it was written against (jupyter_client's provisioner is public, but
@@ -28,7 +28,7 @@ from sphinx.util.nodes import extract_messages
 __all__ = [
     "REACHES",
     "LocalProvisioner",
-    "Reach",
+    "PrivateAPI",
     "adopt_kernel_info",
     "chinese_search",
     "container_wrapper",
@@ -47,7 +47,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Reach:
+class PrivateAPI:
     """One private name the build uses, and why."""
 
     target: str  # module:qualified.name
@@ -65,105 +65,105 @@ class Reach:
 
 
 REACHES = (
-    Reach(
+    PrivateAPI(
         "myst_nb.sphinx_:NbMetadataCollector.get_exec_data",
         "(env: 'SphinxEnvType', docname: 'str') -> 'ExecutionResult | None'",
         "the status page's execution time per page; MyST-NB's own table directive "
         "(nb-exec-table) gives it too, but in English only and with its own columns",
     ),
-    Reach(
+    PrivateAPI(
         "myst_nb.core.render:coalesce_streams",
         "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
         "replaced by outputs.coalesce_streams_exactly: MyST-NB strips each stream chunk, so "
         "how the kernel cut a line changed the page",
     ),
-    Reach(
+    PrivateAPI(
         "myst_nb.core.config:NbParserConfig.copy",
         "(self, **changes) -> 'NbParserConfig'",
         "the executed notebooks go beside the site, not inside an edition's folder",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.launch_kernel",
         "(self, cmd: list[str], **kwargs: Any) -> jupyter_client.connect.KernelConnectionInfo",
         "kernels.WarmProvisioner forks the kernel instead, and sets the attributes the "
         "other methods read: process (a Popen-like object), pid, pgid, cwd",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.pre_launch",
         "(self, **kwargs: Any) -> dict[str, typing.Any]",
         "kernels.WarmProvisioner switches the kernel manager to IPC before it runs",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.cleanup",
         "(self, restart: bool = False) -> None",
         "kernels.WarmProvisioner removes its sockets' folder after it",
     ),
-    Reach(
+    PrivateAPI(
         "sphinx.search.zh:SearchChinese.__init__",
         "(self, options: 'dict[str, str]') -> 'None'",
         "subclassed: loads jieba's user dictionary only once text is split",
     ),
-    Reach(
+    PrivateAPI(
         "sphinx.search.zh:SearchChinese.split",
         "(self, input: 'str') -> 'list[str]'",
         "subclassed, as above",
     ),
-    Reach(
+    PrivateAPI(
         "sphinx.util.nodes:extract_messages",
         "(doctree: 'Element') -> 'Iterable[tuple[Element, str]]'",
         "the messages a page offers for translation, to warn about untranslated ones",
     ),
-    Reach(
+    PrivateAPI(
         "sphinx.util.i18n:docname_to_domain",
         "(docname: 'str', compaction: 'bool | str') -> 'str'",
         "the catalog a page's messages come from",
     ),
-    Reach(
+    PrivateAPI(
         "sphinx.directives.code:container_wrapper",
         "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> 'nodes.container'",
         "pysource captions its code block as literalinclude does",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_client.client:KernelClient._handle_kernel_info_reply",
         "(self, msg: Dict[str, Any]) -> None",
         "kernels.ReadyClient's readiness check ends as jupyter_client's own does, adopting "
         "the kernel's protocol version from its kernel_info reply",
     ),
-    Reach(
+    PrivateAPI(
         "myst_parser.mdit_to_docutils.base:make_document",
         "(source_path='notset', parser_cls=<class 'docutils.parsers.rst.Parser'>) "
         "-> 'nodes.document'",
         "replaced by one that computes docutils' default settings once: MyST makes a "
         "throwaway document for every message a translation renders",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_cache.cache.main:JupyterCacheBase.truncate_caches",
         "(self)",
         "replaced by one that picks the records to drop in one query: pages read side by "
         "side cache at once, and the two queries of the original dropped a record another "
         "reader made between them",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_cache.cache.main:JupyterCacheBase.remove_cache",
         "(self, pk: int)",
         "how the replacement drops a record",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_cache.cache.main:CACHE_LIMIT_KEY",
         None,
         "the setting that holds how many records the cache keeps",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT",
         None,
         "how many it keeps when that setting is not set",
     ),
-    Reach(
+    PrivateAPI(
         "jupyter_cache.cache.db:NbCacheRecord.accessed",
         None,
         "the records are dropped least recently used first, as jupyter-cache drops them",
     ),
-    Reach(
+    PrivateAPI(
         "sphinx.util.math:get_node_equation_number",
         "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
         "numbered equations rendered as MathML",
@@ -171,7 +171,7 @@ REACHES = (
 )
 
 
-def current_signature(reach: Reach) -> str | None:
+def current_signature(reach: PrivateAPI) -> str | None:
     """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
     found = reach.resolve()
     if reach.signature is None:

@@ -51,9 +51,8 @@ def chapters(app: Sphinx) -> list[str]:
     return sorted(docname for docname in app.env.found_docs if is_chapter(app, docname))
 
 
-def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
+def write_downloads(app: Sphinx) -> None:
+    """Write each chapter's notebook and script into the edition's downloads folder."""
     folder = Path(app.outdir, FOLDER)
     if folder.exists():
         shutil.rmtree(folder)  # a page that is gone leaves no download behind
@@ -165,8 +164,6 @@ def _add_links(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the links and the writing of the downloads."""
+    """Register the header's links (extensions.finish writes the files they name)."""
     app.connect("html-page-context", _add_links)
-    # before the link check (950), which then finds the files the pages link to
-    app.connect("build-finished", _write_downloads, priority=800)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,9 +1,9 @@
-"""Pages that paint at once: nothing in a page's ``<head>`` waits on another download.
+"""Inline CSS, deferred scripts: nothing in a page's ``<head>`` waits on another download.
 
 A browser paints nothing until it has every stylesheet and every plain script of the
 page's ``<head>``; on a phone's network each is a round trip or more, and the theme
 asks for about twelve. After each HTML build (and after :func:`tensorbook_build.assets.
-lighten`), every page of the edition is rewritten so that
+purge`), every page of the edition is rewritten so that
 
 * its stylesheets come with it, inside ``<style>`` in its ``<head>``: each one cut
   down, with the same rule as :mod:`tensorbook_build.assets` but for this page's own
@@ -158,7 +158,7 @@ def _inline_style(address: str, page: Path, outdir: Path, purges: _Purges, words
     return f'<style data-inlined="{html.escape(address, quote=True)}">{css}</style>'
 
 
-def paint_at_once(outdir: Path, pages: Iterable[Path] | None = None) -> int:
+def inline_stylesheets(outdir: Path, pages: Iterable[Path] | None = None) -> int:
     """Rewrite every page of one built edition (or those given) as the module says.
 
     Returns how many pages changed.
