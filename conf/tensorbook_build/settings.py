@@ -32,6 +32,7 @@ __all__ = [
     "SOURCE_LANGUAGE",
     "Edition",
     "Layout",
+    "edition",
     "language_tag",
 ]
 
@@ -59,11 +60,20 @@ class Edition:
     locale : str, optional
         Open Graph's ``language_TERRITORY``; by default the code, where it has a
         territory, else the code alone.
+    word_splitter : str, optional
+        ``"jieba"`` for a language written without spaces between words, whose search
+        index jieba splits (Sphinx's Chinese search); by default, Sphinx's own.
+    cjk : bool, optional
+        Whether the text is Chinese, Japanese or Korean, which the PDF sets with
+        full-width punctuation (every edition loads the CJK fonts: the glossary shows
+        Chinese terms in English too).
     """
 
     code: str
     name: str
     locale: str = ""
+    word_splitter: str = ""
+    cjk: bool = False
 
     @property
     def tag(self) -> str:
@@ -78,7 +88,7 @@ class Edition:
 
 EDITIONS = (
     Edition("en", "English", locale="en_US"),
-    Edition("zh_CN", "简体中文"),
+    Edition("zh_CN", "简体中文", word_splitter="jieba", cjk=True),
 )
 """The book's editions, the source first; every other one is built from the catalogs."""
 
@@ -87,6 +97,14 @@ SOURCE_LANGUAGE = EDITIONS[0].code
 
 LANGUAGES = {edition.code: edition.name for edition in EDITIONS}
 """Each edition's code and name, in the order the switcher lists them."""
+
+
+def edition(code: str) -> Edition:
+    """The edition of the language ``code``; ``KeyError`` for one the book has not."""
+    for candidate in EDITIONS:
+        if candidate.code == code:
+            return candidate
+    raise KeyError(code)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from sphinx.util import logging
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.extensions.outputs import stop
-from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
+from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition
 from tensorbook_build.site import relative_root
 from tensorbook_build.upstream import (
     chinese_search,
@@ -62,13 +62,13 @@ def edition_links(pagename: str, current: str) -> list[dict]:
     up = relative_root(pagename) + "../"
     return [
         {
-            "code": edition.code,
-            "name": edition.name,
-            "tag": edition.tag,
-            "href": f"{up}{edition.code}/{pagename}.html",
-            "current": edition.code == current,
+            "code": other.code,
+            "name": other.name,
+            "tag": other.tag,
+            "href": f"{up}{other.code}/{pagename}.html",
+            "current": other.code == current,
         }
-        for edition in EDITIONS
+        for other in EDITIONS
     ]
 
 
@@ -103,7 +103,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     problems = [problem for path in catalogs for problem in catalog_errors(path)]
     if problems:
         stop("broken catalog, fix it and build again:\n" + "\n".join(problems))
-    if config.language.startswith("zh"):
+    if edition(config.language).word_splitter == "jieba":
         app.add_search_language(_chinese_search())
 
 
@@ -114,7 +114,7 @@ def warm_up(languages: Sequence[str]) -> None:
     translations' Sphinx from itself: a Chinese edition then finds jieba's dictionary
     (about half a second to load) already in memory, and adds its own words to it.
     """
-    if any(code.startswith("zh") for code in languages):
+    if any(edition(code).word_splitter == "jieba" for code in languages):
         import jieba
 
         jieba.setLogLevel(std_logging.WARNING)
