@@ -4,8 +4,7 @@ which ``nox -s docs`` runs, does it for every edition)."""
 import importlib.metadata
 from pathlib import Path
 
-from tensorbook_build.settings import PROJECT, SOURCE_LANGUAGE
-from tensorbook_build.site import site_base_url
+from tensorbook_build.settings import PROJECT, SOURCE_LANGUAGE, site_base_url
 
 CONF_DIR = Path(__file__).resolve().parent
 

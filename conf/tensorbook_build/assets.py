@@ -32,7 +32,7 @@ import tinycss2
 from fontTools import subset
 from fontTools.ttLib import TTFont
 
-from tensorbook_build.site import STATIC, is_page
+from tensorbook_build.settings import STATIC, is_page
 
 # fontTools reports every table it subsets at INFO, through the root logger
 logging.getLogger("fontTools.subset").setLevel(logging.WARNING)

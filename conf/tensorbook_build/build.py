@@ -51,8 +51,10 @@ from tensorbook_build.settings import (
     LAYOUT,
     SOURCE_LANGUAGE,
     Layout,
+    pdf_name,
+    site_base_url,
 )
-from tensorbook_build.site import pdf_name, site_base_url, write_site_files
+from tensorbook_build.site import write_site_files
 
 __all__ = [
     "BuildBusyError",

@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from tensorbook_build.assets import INLINED_STYLE, SelectorFilter, purge_css, site_words
-from tensorbook_build.site import STATIC, is_page
+from tensorbook_build.settings import STATIC, is_page
 
 SEARCH_PAGE = "search.html"
 SEARCH_SCRIPTS = {"searchtools.js", "language_data.js", "searchindex.js"}

@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from tensorbook_build.site import is_page
+from tensorbook_build.settings import is_page
 
 _LINKING_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src"}
 _METADATA_RELS = {"canonical", "alternate"}  # absolute by design, or another edition

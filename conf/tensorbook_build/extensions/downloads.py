@@ -30,8 +30,7 @@ from tensorbook_build.downloads import (
     notebook_for,
     script_for,
 )
-from tensorbook_build.settings import SOURCE_LANGUAGE
-from tensorbook_build.site import relative_root
+from tensorbook_build.settings import SOURCE_LANGUAGE, relative_root
 from tensorbook_build.wheel import FOLDER as WHEELS
 from tensorbook_build.wheel import wheel_name
 

@@ -25,7 +25,7 @@ from tensorbook_build.provenance import (
     repository_url,
     source_commit,
 )
-from tensorbook_build.site import pdf_name, relative_root
+from tensorbook_build.settings import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
 

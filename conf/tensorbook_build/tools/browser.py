@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from tensorbook_build.settings import LAYOUT
-from tensorbook_build.site import site_pages
+from tensorbook_build.settings import LAYOUT, site_pages
 from tensorbook_build.tools.server import serve
 
 if TYPE_CHECKING:
