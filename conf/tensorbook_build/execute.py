@@ -98,8 +98,8 @@ def kernel_environment(
 ) -> dict[str, str]:
     """The variables the build sets for its kernels.
 
-    The variables the build sets for its kernels: the device, ``src`` first on the
-    path, and one intra-op thread (pages execute side by side).
+    The device, ``src`` first on the path, and one intra-op thread (pages execute side by
+    side).
 
     Examples
     --------

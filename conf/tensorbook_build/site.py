@@ -90,9 +90,9 @@ def _svg_data(svg: str) -> str:
 def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Path:
     """Write ``site/sitemap.xml``.
 
-    Write ``site/sitemap.xml``: every page of every edition, with its translations
-    as alternates. (No robots.txt: crawlers read one only at a domain's root, and the
-    book may be served below it.) A page that one edition lacks has no alternate there.
+    Every page of every edition, with its translations as alternates. (No robots.txt:
+    crawlers read one only at a domain's root, and the book may be served below it.) A page
+    that one edition lacks has no alternate there.
     """
     tags = {e.code: e.tag for e in editions}
     pages = {

@@ -198,8 +198,7 @@ def stream_coalescing() -> Callable[[list], list]:
 def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[list], list]:
     """Make MyST-NB's renderer merge stream outputs with ``replacement``.
 
-    Make MyST-NB's renderer merge stream outputs with ``replacement``; return the
-    original, which the replacement calls.
+    Return the original, which the replacement calls.
     """
     import myst_nb.core.render
 
@@ -283,8 +282,7 @@ def patch_cache_truncation() -> None:
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
     """Where MyST-NB writes executed notebooks and their images.
 
-    Where MyST-NB writes executed notebooks and their images (it keeps its
-    configuration on the environment, made at ``builder-inited``).
+    MyST-NB keeps its configuration on the environment, made at ``builder-inited``.
     """
     env.mystnb_config = env.mystnb_config.copy(output_folder=folder)
 

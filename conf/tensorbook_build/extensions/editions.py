@@ -214,9 +214,8 @@ class UntranslatedMessages(SphinxTransform):
 def _front_matter(document: nodes.document) -> nodes.Element | None:
     """The page's metadata (``file_format: mystnb``...), if any.
 
-    The page's metadata (``file_format: mystnb``...), if any: a field list opening the
-    page, which docutils' DocInfo transform later takes out of the text, and which the
-    gettext builder therefore never extracts. The test is DocInfo's own.
+    A field list opening the page, which docutils' DocInfo transform later takes out of the
+    text, and which the gettext builder therefore never extracts. The test is DocInfo's own.
     """
     index = document.first_child_not_matching_class(nodes.PreBibliographic)
     if index is not None and isinstance(document[index], nodes.field_list):
