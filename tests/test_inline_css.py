@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -169,3 +170,31 @@ def test_the_server_gzips_text_as_the_hosts_do(edition):
         status, headers, body = _get(served.base_url + "page.html", "gzip")
         assert (status, body) == (200, page)
         assert "Content-Encoding" not in headers
+
+
+def test_another_edition_reads_the_cuts_the_first_one_kept(edition, tmp_path_factory, monkeypatch):
+    """The editions share one cache folder: the second makes no cut of its own, and its
+    pages come out the same."""
+    from tensorbook_build import inline_css
+
+    work = tmp_path_factory.mktemp("work")
+    cache, other = work / "inline-css", work / "other"
+    shutil.copytree(edition, other)
+    inline_stylesheets(edition, cache=cache)
+    cuts = []
+    monkeypatch.setattr(inline_css, "purge_css", lambda css, _keep: cuts.append(css) or css)
+    inline_stylesheets(other, cache=cache)
+    assert cuts == []
+    assert _head(other / "page.html") == _head(edition / "page.html")
+    (other / "_static" / "page.css").write_text(".used{padding:2px}")  # a new stylesheet
+    inline_stylesheets(other, cache=cache)
+    assert len(cuts) == 1
+
+
+def test_a_page_s_prose_keeps_no_rule_but_its_markup_and_scripts_do(edition):
+    page = edition / "page.html"
+    page.write_text(HEAD.format(up="").replace(">text<", ">unused, as a word<"))
+    words = site_words([page])
+    assert "used" in words  # class="used"
+    assert "unused" not in words
+    assert "pagename" in words  # an inline script's

@@ -13,6 +13,7 @@ A build folder (``build/`` for ``nox -s docs``) holds::
     jupyter_execute/<language>/  the executed notebooks and their images
     .jupyter_cache/       executed outputs, shared by the editions
     fingerprints/<language>  what each edition was last built from
+    light-assets/, inline-css/  purged stylesheets and fonts, shared by the editions
     .build.lock           held by the build that is writing here
 """
 

@@ -38,11 +38,13 @@ def _finish(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     site = Path(app.outdir)
+    work = Path(app.doctreedir).parents[1]  # the build folder, shared by the editions
     write_downloads(app)
-    sizes = purge(site, cache=Path(app.doctreedir) / "light-assets")
+    sizes = purge(site, cache=work / "light-assets")
     before, after = (sum(pair[i] for pair in sizes.values()) >> 10 for i in (0, 1))
     logger.info("light assets: %d files, %d KiB -> %d KiB", len(sizes), before, after)
-    logger.info("pages with their CSS inline: %d rewritten", inline_stylesheets(site))
+    rewritten = inline_stylesheets(site, cache=work / "inline-css")
+    logger.info("pages with their CSS inline: %d rewritten", rewritten)
     for link in broken_links(site):
         docname = link.page.removesuffix(".html")
         location = docname if docname in app.env.all_docs else None
