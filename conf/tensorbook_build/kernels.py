@@ -166,7 +166,13 @@ class ReadyClient(AsyncKernelClient):
 
 
 class WarmProvisioner(LocalProvisioner):  # type: ignore[misc]
-    """jupyter_client's local provisioner: kernels on Unix sockets, forked warm."""
+    """jupyter_client's local provisioner: kernels on Unix sockets, forked warm.
+
+    MyST-NB finds it through the kernel spec (:func:`write_kernel_spec`). Its next
+    release adds ``nb_kernel_manager_class`` (MyST-NB PRs #721, #725): a kernel manager
+    class could then give this provisioner (and :class:`ReadyClient`) to the pages'
+    kernels without the spec on ``JUPYTER_PATH``; the fork itself stays here.
+    """
 
     sockets: Path | None = None
 

@@ -39,7 +39,6 @@ __all__ = [
     "get_node_equation_number",
     "notebook_cache_path",
     "patch_cache_truncation",
-    "patch_document_defaults",
     "patch_stream_coalescing",
     "set_notebook_output_folder",
     "stream_coalescing",
@@ -48,12 +47,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PrivateAPI:
-    """One private name the build uses, and why."""
+    """One private name the build uses, why, and what upstream would retire it."""
 
     target: str  # module:qualified.name
     signature: str | None  # as inspect.signature prints it; None for a non-callable
     why: str
-    names_only: bool = False  # compare the parameters' names and kinds, not defaults
+    retired_by: str
 
     def resolve(self) -> object:
         """The object the target names; ImportError or AttributeError when it moved."""
@@ -64,77 +63,89 @@ class PrivateAPI:
         return found
 
 
+_UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
+_TRUNCATION = "jupyter-cache picking the records to drop in one query (jupyter_cache/cache/db.py)"
+_PROVISIONER = (
+    "a public way to start a local kernel's process in jupyter_client; with MyST-NB 1.5's "
+    "kernel_manager_class (PRs #721, #725, unreleased) the kernels could be set without "
+    "the entry point, but would still be forked here"
+)
+
 REACHES = (
     PrivateAPI(
         "myst_nb.sphinx_:NbMetadataCollector.get_exec_data",
         "(env: 'SphinxEnvType', docname: 'str') -> 'ExecutionResult | None'",
-        "the status page's execution time per page; MyST-NB's own table directive "
-        "(nb-exec-table) gives it too, but in English only and with its own columns",
+        "how each page ran: the status page's times, and a failed page's error and traceback",
+        "MyST-NB giving execution results a public accessor (nb-exec-table reads them so)",
     ),
     PrivateAPI(
         "myst_nb.core.render:coalesce_streams",
         "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
-        "replaced by outputs.coalesce_streams_exactly: MyST-NB strips each stream chunk, so "
-        "how the kernel cut a line changed the page",
+        "replaced by one that joins stream chunks first (outputs.join_streams): MyST-NB "
+        "strips each chunk, so how the kernel cut a line changed the page",
+        "MyST-NB joining stream chunks exactly (executablebooks/MyST-NB#690)",
     ),
     PrivateAPI(
         "myst_nb.core.config:NbParserConfig.copy",
         "(self, **changes) -> 'NbParserConfig'",
         "the executed notebooks go beside the site, not inside an edition's folder",
+        "a MyST-NB option for the output folder (it is outdir.parent / jupyter_execute)",
     ),
     PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.launch_kernel",
         "(self, cmd: list[str], **kwargs: Any) -> jupyter_client.connect.KernelConnectionInfo",
         "kernels.WarmProvisioner forks the kernel instead, and sets the attributes the "
         "other methods read: process (a Popen-like object), pid, pgid, cwd",
+        _PROVISIONER,
     ),
     PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.pre_launch",
         "(self, **kwargs: Any) -> dict[str, typing.Any]",
         "kernels.WarmProvisioner switches the kernel manager to IPC before it runs",
+        _PROVISIONER,
     ),
     PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.cleanup",
         "(self, restart: bool = False) -> None",
         "kernels.WarmProvisioner removes its sockets' folder after it",
-    ),
-    PrivateAPI(
-        "sphinx.search.zh:SearchChinese.__init__",
-        "(self, options: 'dict[str, str]') -> 'None'",
-        "subclassed: loads jieba's user dictionary only once text is split",
-    ),
-    PrivateAPI(
-        "sphinx.search.zh:SearchChinese.split",
-        "(self, input: 'str') -> 'list[str]'",
-        "subclassed, as above",
-    ),
-    PrivateAPI(
-        "sphinx.util.nodes:extract_messages",
-        "(doctree: 'Element') -> 'Iterable[tuple[Element, str]]'",
-        "the messages a page offers for translation, to warn about untranslated ones",
-    ),
-    PrivateAPI(
-        "sphinx.util.i18n:docname_to_domain",
-        "(docname: 'str', compaction: 'bool | str') -> 'str'",
-        "the catalog a page's messages come from",
-    ),
-    PrivateAPI(
-        "sphinx.directives.code:container_wrapper",
-        "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> 'nodes.container'",
-        "pysource captions its code block as literalinclude does",
+        _PROVISIONER,
     ),
     PrivateAPI(
         "jupyter_client.client:KernelClient._handle_kernel_info_reply",
         "(self, msg: Dict[str, Any]) -> None",
         "kernels.ReadyClient's readiness check ends as jupyter_client's own does, adopting "
         "the kernel's protocol version from its kernel_info reply",
+        "jupyter_client letting a client skip wait_for_ready's 0.2 s of IOPub silence",
     ),
     PrivateAPI(
-        "myst_parser.mdit_to_docutils.base:make_document",
-        "(source_path='notset', parser_cls=<class 'docutils.parsers.rst.Parser'>) "
-        "-> 'nodes.document'",
-        "replaced by one that computes docutils' default settings once: MyST makes a "
-        "throwaway document for every message a translation renders",
+        "sphinx.search.zh:SearchChinese",
+        None,
+        "subclassed to name the English stemmer its page script ships",
+        "sphinx-doc/sphinx#14416 (merged, not yet released), which fixes #14229",
+    ),
+    PrivateAPI(
+        "sphinx.util.nodes:extract_messages",
+        "(doctree: 'Element') -> 'Iterable[tuple[Element, str]]'",
+        "the messages a page offers for translation, to warn about untranslated ones",
+        _UNDOCUMENTED,
+    ),
+    PrivateAPI(
+        "sphinx.util.i18n:docname_to_domain",
+        "(docname: 'str', compaction: 'bool | str') -> 'str'",
+        "the catalog a page's messages come from",
+        _UNDOCUMENTED,
+    ),
+    PrivateAPI(
+        "sphinx.directives.code:container_wrapper",
+        "(directive: 'SphinxDirective', literal_node: 'Node', caption: 'str') -> 'nodes.container'",
+        "pysource captions its code block as literalinclude does",
+        _UNDOCUMENTED,
+    ),
+    PrivateAPI(
+        "sphinx.util.math:get_node_equation_number",
+        "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
+        "numbered equations rendered as MathML",
+        _UNDOCUMENTED,
     ),
     PrivateAPI(
         "jupyter_cache.cache.main:JupyterCacheBase.truncate_caches",
@@ -142,31 +153,31 @@ REACHES = (
         "replaced by one that picks the records to drop in one query: pages read side by "
         "side cache at once, and the two queries of the original dropped a record another "
         "reader made between them",
+        _TRUNCATION,
     ),
     PrivateAPI(
         "jupyter_cache.cache.main:JupyterCacheBase.remove_cache",
         "(self, pk: int)",
         "how the replacement drops a record",
+        _TRUNCATION,
     ),
     PrivateAPI(
         "jupyter_cache.cache.main:CACHE_LIMIT_KEY",
         None,
         "the setting that holds how many records the cache keeps",
+        _TRUNCATION,
     ),
     PrivateAPI(
         "jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT",
         None,
         "how many it keeps when that setting is not set",
+        _TRUNCATION,
     ),
     PrivateAPI(
         "jupyter_cache.cache.db:NbCacheRecord.accessed",
         None,
         "the records are dropped least recently used first, as jupyter-cache drops them",
-    ),
-    PrivateAPI(
-        "sphinx.util.math:get_node_equation_number",
-        "(writer: 'HTML5Translator', node: 'nodes.math_block') -> 'str'",
-        "numbered equations rendered as MathML",
+        _TRUNCATION,
     ),
 )
 
@@ -174,18 +185,7 @@ REACHES = (
 def current_signature(reach: PrivateAPI) -> str | None:
     """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
     found = reach.resolve()
-    if reach.signature is None:
-        return None
-    signature = inspect.signature(found)
-    if not reach.names_only:
-        return str(signature)
-    bare = signature.replace(
-        parameters=[
-            p.replace(annotation=p.empty, default=p.empty) for p in signature.parameters.values()
-        ],
-        return_annotation=signature.empty,
-    )
-    return str(bare)
+    return None if reach.signature is None else str(inspect.signature(found))
 
 
 def stream_coalescing() -> Callable[[list], list]:
@@ -210,36 +210,6 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
 def adopt_kernel_info(client: object, reply: dict[str, Any]) -> None:
     """Let a kernel client adapt to the protocol version its kernel's ``reply`` names."""
     client._handle_kernel_info_reply(reply)  # type: ignore[attr-defined]
-
-
-def patch_document_defaults() -> None:
-    """Make MyST's renderer compute docutils' default settings once per parser class.
-
-    MyST's renderer makes a fresh document, with docutils' default settings computed
-    anew (an option parser built from scratch, about a millisecond), each time it
-    renders a piece of Markdown, even when it is handed the document to render into:
-    hundreds of times in a translated edition, whose every message is rendered alone.
-    Each document still gets settings of its own, a copy of the computed defaults.
-    """
-    import copy
-    import functools
-
-    import myst_parser.mdit_to_docutils.base as myst_base
-    from docutils.frontend import get_default_settings
-    from docutils.utils import new_document
-
-    if getattr(myst_base.make_document, "computes_defaults_once", False):
-        return
-    defaults = functools.cache(get_default_settings)
-    original = myst_base.make_document
-
-    @functools.wraps(original)
-    def make_document(source_path: str = "notset", parser_cls: Any = None) -> Any:  # noqa: ANN401
-        settings = copy.deepcopy(defaults(parser_cls or original.__defaults__[1]))
-        return new_document(source_path, settings=settings)
-
-    make_document.computes_defaults_once = True  # type: ignore[attr-defined]
-    myst_base.make_document = make_document
 
 
 def patch_cache_truncation() -> None:

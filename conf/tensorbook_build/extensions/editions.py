@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 import logging as std_logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from docutils import nodes
@@ -39,7 +39,6 @@ from tensorbook_build.upstream import (
     chinese_search,
     docname_to_domain,
     extract_messages,
-    patch_document_defaults,
 )
 
 logger = logging.getLogger(__name__)
@@ -106,20 +105,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
         app.add_search_language(_chinese_search())
 
 
-def warm_up(languages: Sequence[str]) -> None:
-    """Load ahead what the search of the editions in ``languages`` needs.
-
-    The build driver calls this while the source edition builds, before it forks the
-    translations' Sphinx from itself: a Chinese edition then finds jieba's dictionary
-    (about half a second to load) already in memory, and adds its own words to it.
-    """
-    if any(edition(code).word_splitter == "jieba" for code in languages):
-        import jieba
-
-        jieba.setLogLevel(std_logging.WARNING)
-        jieba.initialize()
-
-
 def _name_the_pdf_parts(config: Config) -> None:
     """Give a translation's PDF its own words for "Contents" and "Chapter".
 
@@ -139,11 +124,7 @@ def _name_the_pdf_parts(config: Config) -> None:
 
 
 def _chinese_search() -> type:
-    """Sphinx's Chinese search, loading jieba's dictionary only once it splits text.
-
-    Sphinx makes its search language even in a build with no page to index, and the
-    Chinese one loads jieba's dictionary (about half a second) on the spot.
-    """
+    """Sphinx's Chinese search (jieba splits the words), its page script naming its stemmer."""
     try:
         import jieba
     except ImportError:
@@ -153,23 +134,13 @@ def _chinese_search() -> type:
         )
     jieba.setLogLevel(std_logging.WARNING)  # it logs its dictionary's loading at DEBUG
 
-    class DeferredChineseSearch(chinese_search()):
+    class ChineseSearch(chinese_search()):
         # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
         # but ships the English one that Chinese search uses for Latin words, so the
         # search page died with a ReferenceError (sphinx-doc/sphinx#14229).
         language_name = "English"
 
-        def __init__(self, options: dict[str, str]) -> None:
-            self._words = options.get("dict", "")
-            super().__init__({**options, "dict": ""})  # "" loads nothing
-
-        def split(self, input: str) -> list[str]:
-            if self._words:
-                jieba.load_userdict(self._words)
-                self._words = ""
-            return super().split(input)
-
-    return DeferredChineseSearch
+    return ChineseSearch
 
 
 class UntranslatedMessages(SphinxTransform):
@@ -293,8 +264,6 @@ def _on_html_page_context(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the checks, the transform and the switcher's context."""
-    # a translated edition renders each of its messages as a document of its own
-    patch_document_defaults()
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
     app.connect("doctree-resolved", _translate_outputs)
