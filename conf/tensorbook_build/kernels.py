@@ -169,9 +169,10 @@ class WarmProvisioner(LocalProvisioner):  # type: ignore[misc]
     """jupyter_client's local provisioner: kernels on Unix sockets, forked warm.
 
     MyST-NB finds it through the kernel spec (:func:`write_kernel_spec`). Its next
-    release adds ``nb_kernel_manager_class`` (MyST-NB PRs #721, #725): a kernel manager
-    class could then give this provisioner (and :class:`ReadyClient`) to the pages'
-    kernels without the spec on ``JUPYTER_PATH``; the fork itself stays here.
+    release adds a ``kernel_manager_class`` setting (MyST-NB PRs #721, #725, unreleased
+    in 1.4): a kernel manager class of the book's could then give the pages' kernels this
+    provisioner and :class:`ReadyClient` without a spec on ``JUPYTER_PATH``; the fork
+    itself would stay here.
     """
 
     sockets: Path | None = None
