@@ -360,7 +360,7 @@ def kit(session: nox.Session) -> None:
     """The GPU kit: doctests, tests, book, recording and speed targets into one folder.
 
     On a GPU machine without network, run ``python -m tensorbook_build.kit`` in its own
-    environment instead (README, "On a GPU"); here nox installs the pinned torch first.
+    environment instead (conf/README.md, "On a GPU"); here nox installs the pinned torch first.
     """
     _install(session, "test", "docs")
     session.run("python", "-m", "tensorbook_build.kit", *session.posargs)
