@@ -257,6 +257,7 @@ def edition_fingerprint(
             if (
                 not path.is_file()
                 or path.suffix == ".mo"  # compiled from the .po by the build itself
+                or path == layout.conf / "README.md"  # the maintainer's guide
                 or _NOT_INPUTS.intersection(relative.parts)
                 or any(path.is_relative_to(s) for s in skipped)
             ):
