@@ -35,13 +35,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from tensorbook.device import DeviceUnavailableError, choose_device
 from tensorbook_build import forkserver, launch
-from tensorbook_build.execute import (
-    OUTPUTS_READY_VARIABLE,
-    DeviceError,
-    kernel_environment,
-    resolve_build_device,
-)
+from tensorbook_build.execute import OUTPUTS_READY_VARIABLE, kernel_environment
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
@@ -299,7 +295,8 @@ def build_site(
     """Build the editions into ``site/<language>``, then the files around them.
 
     The source edition, when wanted, runs first and executes the pages; the
-    translations then run side by side and read every output from the cache. Without
+    translations then run side by side and read every output from the cache, all on
+    ``device`` as :func:`tensorbook.device.choose_device` resolved it. Without
     ``capture`` each edition prints as it goes (the translations' output follows one
     another); with it, each edition's output is returned. Stops at the first edition
     that fails, and returns what was built, the failure last.
@@ -308,8 +305,6 @@ def build_site(
     ------
     ValueError
         For a language the settings do not list.
-    tensorbook_build.execute.DeviceError
-        For a device this machine cannot give, before anything runs.
     """
     wanted = list(LANGUAGES) if languages is None else list(languages)
     unknown = [code for code in wanted if code not in LANGUAGES]
@@ -319,7 +314,6 @@ def build_site(
             "(tensorbook_build.settings.EDITIONS)"
         )
         raise ValueError(msg)
-    device = resolve_build_device(device)
     environment = {**os.environ, **(env or {})}
 
     def command(language: str) -> list[str]:
@@ -466,17 +460,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=LAYOUT.site, help="default: build/html")
     parser.add_argument("--language", action="append", choices=list(LANGUAGES), dest="languages")
     parser.add_argument(
-        "--device", help=f"cpu (default), cuda or cuda:N; default: ${DEVICE_VARIABLE}, else cpu"
+        "--device", help=f"auto, cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else cpu)"
     )
     args, extra = parser.parse_known_args(argv)
-    if args.device is not None:
-        spec, source = args.device, "--device"
-    else:
-        spec = os.environ.get(DEVICE_VARIABLE, "").strip() or "cpu"
-        source = f"environment variable {DEVICE_VARIABLE}" if spec != "cpu" else "the default"
     try:
-        device = resolve_build_device(spec, source)
-    except DeviceError as error:
+        device = choose_device(args.device, given_by="--device", default="cpu").device
+    except (ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
         return 2
     try:

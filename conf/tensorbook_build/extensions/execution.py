@@ -4,8 +4,9 @@ The kernels' device and environment, and each page's cache key:
 
 * ``setup``: an ``env_version`` made of torch's version and the build's own code, so
   that a change of either makes Sphinx read every page again;
-* ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be
-  had) and sets the kernels' environment and their kernel spec (IPC, not TCP);
+* ``config-inited``: resolves ``tensorbook_device``, which the driver gives resolved
+  and ``sphinx-build -D`` may give as typed (a clear error if it cannot be had), and
+  sets the kernels' environment and their kernel spec (IPC, not TCP);
 * ``source-read``: appends the hidden context cell to every MyST-NB page and tells
   Sphinx that the page depends on the modules it imports, so that editing one
   re-reads, and so re-executes, only the pages that import it;
@@ -33,15 +34,14 @@ from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from tensorbook.device import DeviceUnavailableError, choose_device
 from tensorbook_build import forkserver
 from tensorbook_build.execute import (
     OUTPUTS_READY_VARIABLE,
-    DeviceError,
     context_cell,
     is_text_notebook,
     kernel_environment,
     page_hashes,
-    resolve_build_device,
 )
 from tensorbook_build.extensions.outputs import stop
 from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
@@ -57,8 +57,8 @@ logger = logging.getLogger(__name__)
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
     try:
-        device = resolve_build_device(config.tensorbook_device, "tensorbook_device")
-    except DeviceError as error:
+        device = choose_device(config.tensorbook_device, given_by="-D tensorbook_device").device
+    except (ValueError, DeviceUnavailableError) as error:
         stop(str(error))
     config.tensorbook_device = device
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
