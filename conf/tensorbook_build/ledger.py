@@ -1,28 +1,13 @@
 r"""The device ledger: outputs recorded on other devices, with where and when they ran.
 
 The site is built on a CPU, yet some cells print what only a GPU shows. Their page
-marks them with the cell tag :data:`TAG` (``device-dependent``); ``nox -s record --
---device cuda`` (:mod:`tensorbook_build.record`) executes the pages on that device and
-writes, per page, ``docs/recorded/<kind>/<page>.json``, where ``<kind>`` is
-:func:`device_kind` (``cpu``, or the GPU's model, ``nvidia-h100-80gb-hbm3``), with the
-figures beside it as PNG files. A build then shows each marked cell's own output first
-and the recorded ones of other devices beside it, each labelled with its provenance
-(:mod:`tensorbook_build.extensions.ledger`).
-
-A recording holds, as JSON (:data:`SCHEMA`, checked on load by :func:`load_recording`):
-
-* ``provenance``: the device, its model (for a GPU: name, driver, CUDA, compute
-  capability, memory), torch, Python and NumPy, the kernels' threads, the commit and
-  its date, the date of the run and the exact command;
-* ``cells``: each code cell's notebook index, a hash of its source, a hash of each
-  ``tensorbook`` module imported by it or by a cell before it (the cache key's hashes,
-  :func:`tensorbook_build.execute.page_hashes`), a digest of what it printed, and, for
-  a marked cell, its outputs (text, or a figure's file);
-* ``glue``: every figure the page glued, for the ``{recorded}`` role.
-
-A recorded cell is *stale* (:func:`freshness`) when its source, or one of those
-modules, changed since it ran; :func:`unmarked_differences` finds cells whose output
-differs between two devices' recordings although the page does not mark them.
+tags them :data:`TAG`; ``nox -s record -- --device cuda`` (:mod:`tensorbook_build.record`)
+executes the pages on that device and writes ``docs/recorded/<kind>/<page>.json``
+(``<kind>`` is :func:`device_kind`), figures beside it as PNG files, in the shape of
+:data:`SCHEMA`: the run's provenance; for each code cell a hash of its source and of
+the ``tensorbook`` modules imported by it or a cell before it (the cache key's
+hashes), a digest of what it printed and, for a tagged cell, its outputs; the page's
+glued figures. The build shows them beside its own (:mod:`.extensions.ledger`).
 
 Examples
 --------
@@ -44,36 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "FOLDER",
-    "SCHEMA",
-    "SCHEMA_VERSION",
-    "TAG",
-    "Cell",
-    "Freshness",
-    "Recording",
-    "RecordingError",
-    "cell_module_hashes",
-    "device_kind",
-    "freshness",
-    "load_recording",
-    "output_digest",
-    "page_recordings",
-    "recording_from_notebook",
-    "source_hash",
-    "text_diff",
-    "unmarked_differences",
-    "write_recording",
-]
-
 TAG = "device-dependent"
 """The cell tag of a cell whose output depends on the device that ran it."""
 FOLDER = "recorded"
 """Under ``docs/``: one folder per device kind, one JSON file per page."""
 SCHEMA_VERSION = 1
+GLUE = "application/papermill.record/text/plain"  # the MIME type of a glued value
 
-# Each field: its type, and for a nested object its own fields. "?" marks a field that
-# may be null (a CPU recording has no GPU).
+# Each field's type; a nested object's own fields. (None, shape): may be null (a CPU
+# recording has no GPU); a name ending in "?": may be absent (an output is text or image).
 SCHEMA: dict[str, Any] = {
     "schema": int,
     "page": str,
@@ -81,28 +45,17 @@ SCHEMA: dict[str, Any] = {
     "provenance": {
         "device": str,
         "model": str,
-        "gpu?": {"name": str, "driver": str, "cuda": str, "capability": str, "memory_gib": float},
-        "torch": str,
-        "python": str,
-        "numpy": str,
-        "threads": int,
-        "commit": str,
-        "commit_date": str,
-        "run_date": str,
-        "command": str,
+        "gpu": (None, {"name": str, "driver": str, "cuda": str, "capability": str,
+                       "memory_gib": float}),
+        "torch": str, "python": str, "numpy": str, "threads": int,
+        "commit": str, "commit_date": str, "run_date": str, "command": str,
     },
     "cells": [
-        {
-            "index": int,
-            "source": str,
-            "modules": {str: str},
-            "marked": bool,
-            "digest": str,
-            "outputs": [{"text?": str, "image?": str}],
-        }
+        {"index": int, "source": str, "modules": {str: str}, "marked": bool, "digest": str,
+         "outputs": [{"text?": str, "image?": str}]}
     ],
     "glue": {str: {"text": str, "cell": int}},
-}
+}  # fmt: skip
 """The shape of a recording; :func:`load_recording` refuses anything else."""
 
 
@@ -138,26 +91,6 @@ class Recording:
         """Where the recording's figures are (its image paths are relative to it)."""
         return self.path.parent
 
-    def label_fields(self) -> dict[str, str]:
-        """The provenance a reader is shown: model, CUDA, torch, date, commit.
-
-        Examples
-        --------
-        >>> r = Recording(Path("x.json"), "speed", "cpu", {"model": "CPU (x86_64)",
-        ...     "gpu": None, "torch": "2.13.0", "run_date": "2026-12-01",
-        ...     "commit": "1a2b3c4d5e6f7a8b"}, ())
-        >>> r.label_fields()
-        {'model': 'CPU (x86_64)', 'cuda': '', 'torch': '2.13.0', 'date': '2026-12-01', 'commit': '1a2b3c4'}
-        """
-        gpu = self.provenance.get("gpu") or {}
-        return {
-            "model": self.provenance["model"],
-            "cuda": gpu.get("cuda", ""),
-            "torch": self.provenance["torch"],
-            "date": self.provenance["run_date"],
-            "commit": self.provenance["commit"][:7],
-        }
-
 
 def device_kind(device_type: str, gpu_name: str = "") -> str:
     """The folder name of a device's recordings: ``cpu``, or the GPU's model as a slug."""
@@ -172,35 +105,31 @@ def source_hash(code: str) -> str:
 
 
 def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """A cell's outputs as the page shows them: streams joined, text, figures as PNG bytes.
+    """A cell's outputs as the page shows them: text, or a figure's PNG (base64).
 
-    The chunking of printed text depends on when the kernel flushed, so consecutive
-    stream outputs are joined; a glued value is not shown and is left out.
+    Consecutive streams are joined, since how printed text is chunked depends on when
+    the kernel flushed; a glued value is not shown and is left out.
     """
     shown: list[dict[str, str]] = []
+    streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
     for output in outputs:
-        kind = output.get("output_type")
-        if kind == "stream":
-            if shown and "text" in shown[-1] and shown[-1].get("_stream"):
-                shown[-1]["text"] += output["text"]
-            else:
-                shown.append({"text": output["text"], "_stream": "1"})
-            continue
-        if kind == "error":
+        kind, data = output.get("output_type"), output.get("data", {})
+        if kind == "stream" and streaming:
+            shown[-1]["text"] += output["text"]
+        elif kind == "stream":
+            shown.append({"text": output["text"]})
+        elif kind == "error":
             shown.append({"text": f"{output['ename']}: {output['evalue']}"})
-            continue
-        data = output.get("data", {})
-        if any(mime.startswith("application/papermill.record/") for mime in data):
-            continue
-        if "image/png" in data:
+        elif any(mime.startswith("application/papermill.record/") for mime in data):
+            continue  # glued: not shown
+        elif "image/png" in data:
             shown.append({"png": data["image/png"]})
         elif "text/plain" in data:
             shown.append({"text": data["text/plain"]})
-    for item in shown:
-        item.pop("_stream", None)
-        if "text" in item:
-            item["text"] = item["text"].rstrip("\n")
-    return shown
+        else:
+            continue
+        streaming = kind == "stream"
+    return [{"text": item["text"].rstrip("\n")} if "text" in item else item for item in shown]
 
 
 def output_digest(shown: Sequence[Mapping[str, str]], ignore_line: str = "") -> str:
@@ -213,9 +142,8 @@ def output_digest(shown: Sequence[Mapping[str, str]], ignore_line: str = "") -> 
     for item in shown:
         if "text" in item:
             lines = item["text"].split("\n")
-            if ignore_line:
-                lines = [line for line in lines if not re.fullmatch(ignore_line, line)]
-            digest.update(("text\0" + "\n".join(lines) + "\0").encode())
+            kept = [x for x in lines if not (ignore_line and re.fullmatch(ignore_line, x))]
+            digest.update(("text\0" + "\n".join(kept) + "\0").encode())
         else:
             digest.update(b"image\0" + base64.b64decode(item.get("png", "")) + b"\0")
     return digest.hexdigest()[:16]
@@ -224,9 +152,8 @@ def output_digest(shown: Sequence[Mapping[str, str]], ignore_line: str = "") -> 
 def cell_module_hashes(codes: Sequence[str], src_dir: Path) -> list[dict[str, str]]:
     """For each cell, the ``tensorbook`` modules imported by it or the cells before it.
 
-    With their hashes, as the cache key computes them
-    (:func:`tensorbook_build.execute.page_hashes`): a later cell may use what an earlier
-    one imported, so a cell depends on everything imported up to it.
+    With their hashes, as :func:`tensorbook_build.execute.page_hashes` computes them
+    for the cache key: a later cell may use what an earlier one imported.
     """
     from tensorbook_build.execute import page_hashes
 
@@ -251,76 +178,48 @@ def recording_from_notebook(
     Figures are named ``<page>/cell-<index>-<n>.png``, relative to the device kind's
     folder, where :func:`write_recording` puts them.
     """
-    cells = list(notebook["cells"])
-    code_indices = [i for i, cell in enumerate(cells) if cell["cell_type"] == "code"]
-    codes = ["".join(cells[i]["source"]) for i in code_indices]
-    modules = cell_module_hashes(codes, src_dir)
+    code = [(i, c) for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code"]
+    sources = ["".join(cell["source"]) for _, cell in code]
     records: list[dict[str, Any]] = []
     figures: dict[str, bytes] = {}
     glue: dict[str, dict[str, Any]] = {}
-    for position, index in enumerate(code_indices):
-        cell = cells[index]
-        tags = cell.get("metadata", {}).get("tags", [])
+    for (index, cell), source, modules in zip(
+        code, sources, cell_module_hashes(sources, src_dir), strict=True
+    ):
         for output in cell.get("outputs", []):
-            for mime, value in output.get("data", {}).items():
-                if mime == "application/papermill.record/text/plain":
-                    name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
-                    if name:
-                        glue[name] = {"text": str(value), "cell": index}
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            if name and GLUE in output.get("data", {}):
+                glue[name] = {"text": str(output["data"][GLUE]), "cell": index}
         shown = _outputs_text(cell.get("outputs", []))
-        marked = TAG in tags
-        outputs: list[dict[str, str]] = []
-        if marked:
-            for number, item in enumerate(shown):
-                if "text" in item:
-                    outputs.append({"text": item["text"]})
-                else:
-                    name = f"{page}/cell-{index}-{number}.png"
-                    figures[name] = base64.b64decode(item["png"])
-                    outputs.append({"image": name})
-        records.append(
-            {
-                "index": index,
-                "source": source_hash(codes[position]),
-                "modules": modules[position],
-                "marked": marked,
-                "digest": output_digest(shown, ignore_line),
-                "outputs": outputs,
-            }
-        )
-    data = {
-        "schema": SCHEMA_VERSION,
-        "page": page,
-        "kind": kind,
-        "provenance": dict(provenance),
-        "cells": records,
-        "glue": dict(sorted(glue.items())),
-    }
+        marked = TAG in cell.get("metadata", {}).get("tags", [])
+        outputs = []
+        for number, item in enumerate(shown if marked else []):
+            if "png" in item:
+                figure = f"{page}/cell-{index}-{number}.png"
+                figures[figure] = base64.b64decode(item["png"])
+                item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
+            outputs.append(item)
+        records.append({"index": index, "source": source_hash(source), "modules": modules,
+                        "marked": marked, "digest": output_digest(shown, ignore_line),
+                        "outputs": outputs})  # fmt: skip
+    data = {"schema": SCHEMA_VERSION, "page": page, "kind": kind, "provenance": dict(provenance),
+            "cells": records, "glue": dict(sorted(glue.items()))}  # fmt: skip
     return data, figures
 
 
 def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, bytes]) -> Path:
     """Write one page's recording under ``root/<kind>/``, replacing its earlier figures."""
     folder = root / data["kind"]
-    figure_folder = folder / data["page"]
-    if figure_folder.is_dir():
-        for old in figure_folder.glob("*.png"):
-            old.unlink()
+    for old in (folder / data["page"]).glob("*.png"):
+        old.unlink()
     for name, content in figures.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(content)
     path = folder / f"{data['page']}.json"
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    _check(data, SCHEMA, path, "")  # what is written must load
+    _check(data, SCHEMA, path)  # what is written must load
     return path
-
-
-def _type_name(kind: object) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
-        kind,  # type: ignore[call-overload]
-        "an object" if isinstance(kind, dict) else "a list",
-    )
 
 
 def _fail(path: Path, where: str, problem: str) -> RecordingError:
@@ -331,48 +230,43 @@ def _fail(path: Path, where: str, problem: str) -> RecordingError:
     )
 
 
-def _check(value: object, shape: object, path: Path, where: str) -> None:
+_TYPES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+          list: "a list", dict: "an object"}  # fmt: skip
+
+
+def _check(value: Any, shape: Any, path: Path, where: str = "") -> None:  # noqa: ANN401
     """Raise :class:`RecordingError` naming ``path`` and the field where ``value`` is off."""
-    if isinstance(shape, dict):
-        if not isinstance(value, dict):
-            raise _fail(path, where, f"expected an object, got {type(value).__name__}")
-        keys = [k for k in shape if isinstance(k, str)]
-        if not keys:  # a mapping of names to one shape
-            (key_shape, item_shape) = next(iter(shape.items()))
-            for key, item in value.items():
-                _check(key, key_shape, path, f"{where}.{key}" if where else str(key))
-                _check(item, item_shape, path, f"{where}.{key}" if where else str(key))
+    if isinstance(shape, tuple):
+        if value is None:
             return
-        wanted = {k.rstrip("?"): k for k in keys}
-        for name in value:
-            if name not in wanted:
-                raise _fail(path, _join(where, name), "not a field of a recording")
-        for name, key in wanted.items():
-            here = _join(where, name)
-            if name not in value:
-                if key.endswith("?") and where.endswith("]"):  # an output: text or image
-                    continue
-                raise _fail(path, here, "missing")
-            if value[name] is None and key.endswith("?"):
-                continue
-            _check(value[name], shape[key], path, here)
-        if where.endswith("]") and "text?" in shape and len(value) != 1:
-            raise _fail(path, where, "an output has exactly one of text or image")
-        return
+        shape = shape[1]
+    wanted = type(shape) if isinstance(shape, list | dict) else shape
+    if not isinstance(value, (int, float) if wanted is float else wanted) or (
+        isinstance(value, bool) and wanted is not bool
+    ):
+        got = type(value).__name__ if wanted in (list, dict) else json.dumps(value)[:40]
+        raise _fail(path, where, f"expected {_TYPES[wanted]}, got {got}")
     if isinstance(shape, list):
-        if not isinstance(value, list):
-            raise _fail(path, where, f"expected a list, got {type(value).__name__}")
         for number, item in enumerate(value):
             _check(item, shape[0], path, f"{where}[{number}]")
-        return
-    ok = isinstance(value, shape) and not (shape is int and isinstance(value, bool))  # type: ignore[arg-type]
-    if shape is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok:
-        raise _fail(path, where, f"expected {_type_name(shape)}, got {json.dumps(value)[:40]}")
+    elif isinstance(shape, dict) and str in shape:  # a mapping of names to one shape
+        for name, item in value.items():
+            _check(item, shape[str], path, _at(where, name))
+    elif isinstance(shape, dict):
+        fields = {key.rstrip("?"): key for key in shape}
+        for name in value:
+            if name not in fields:
+                raise _fail(path, _at(where, name), "not a field of a recording")
+        for name, key in fields.items():
+            if name in value:
+                _check(value[name], shape[key], path, _at(where, name))
+            elif not key.endswith("?"):
+                raise _fail(path, _at(where, name), "missing")
+        if "text?" in shape and len(value) != 1:
+            raise _fail(path, where, "an output has exactly one of text or image")
 
 
-def _join(where: str, name: str) -> str:
+def _at(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
 
 
@@ -389,7 +283,7 @@ def load_recording(path: Path) -> Recording:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise _fail(path, "", f"not JSON ({error})") from None
-    _check(data, SCHEMA, path, "")
+    _check(data, SCHEMA, path)
     if data["schema"] != SCHEMA_VERSION:
         raise _fail(path, "schema", f"version {data['schema']}, this build reads {SCHEMA_VERSION}")
     if data["kind"] != path.parent.name:
@@ -399,13 +293,9 @@ def load_recording(path: Path) -> Recording:
     for number, cell in enumerate(data["cells"]):
         for item in cell["outputs"]:
             if "image" in item and not (path.parent / item["image"]).is_file():
-                raise _fail(
-                    path, f"cells[{number}].outputs", f"the figure {item['image']} is missing"
-                )
-    cells = tuple(
-        Cell(c["index"], c["source"], c["modules"], c["marked"], c["digest"], tuple(c["outputs"]))
-        for c in data["cells"]
-    )
+                where = f"cells[{number}].outputs"
+                raise _fail(path, where, f"the figure {item['image']} is missing")
+    cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
     return Recording(path, data["page"], data["kind"], data["provenance"], cells, data["glue"])
 
 
@@ -445,14 +335,9 @@ def freshness(recorded: Cell, source: str, modules: Mapping[str, str]) -> Freshn
     """
     if recorded.source != source:
         return Freshness(True, code_changed=True)
-    changed = sorted(
-        name
-        for name in {*recorded.modules, *modules}
-        if recorded.modules.get(name) != modules.get(name)
-    )
-    if changed:
-        return Freshness(True, modules=tuple(changed))
-    return Freshness(False)
+    names = {*recorded.modules, *modules}
+    changed = tuple(sorted(n for n in names if recorded.modules.get(n) != modules.get(n)))
+    return Freshness(bool(changed), modules=changed)
 
 
 def text_diff(recorded: str, own: str, limit: int = 12) -> str:
@@ -475,10 +360,9 @@ def text_diff(recorded: str, own: str, limit: int = 12) -> str:
 
 
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells whose output differs between two devices' recordings but are not marked.
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings.
 
     Only cells with the same code in both are compared (a stale one says nothing).
-    Each finding names the page, the cell and the two kinds.
     """
     found = []
     for number, first in enumerate(recordings):
