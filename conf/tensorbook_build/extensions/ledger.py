@@ -1,40 +1,34 @@
 """Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
 
-* ``doctree-read`` (before Sphinx collects the page's images, so that recorded
-  figures are copied like any other): after each cell tagged ``device-dependent``, the
-  recordings of the *other* devices, each in a fold (a native ``<details>``, opened
-  with the keyboard like the solutions' folds) whose summary is its provenance, in the
-  page's language, and a badge: the same as this build's output, different (with a
-  short diff of the text), or stale (the cell's code, or a module it imports, changed
-  since it was recorded: shown, marked stale, never hidden). In the PDF, where nothing
-  folds, the summary is a bold line before the recorded output. The page's stale
-  recordings are listed in one line of the build's log; not a Sphinx warning, which
-  ``-W`` would make an error, since only ``nox -s record`` on that device can refresh
-  them. Recordings of another device whose outputs differ in a cell the page does
-  not mark are a warning: the page's marks are wrong.
-* the ``{recorded}`` role: ``{recorded}`cuda:speedup_largest``` is the figure a page
-  glued as ``speedup_largest`` in the newest recording made on a device of that type
-  (``cuda``) or kind (``nvidia-h100-80gb-hbm3``), followed by where it was recorded.
-  Where no recording has it, the role says so ("no recording on cuda yet") and states
-  no figure: the build does not invent one.
-* the ``{build-status}`` directive: the status page's tables (filled in once every
-  page is read, so in ``doctree-resolved``): each page's execution, its device and
-  torch, and its recordings with their dates and freshness; and the torch versions the
-  compatibility runs passed with (``docs/recorded/compat.json``).
-* ``env-get-outdated``: a page whose recordings changed is read again (the status
-  page, every build).
+* After each cell tagged ``device-dependent``, each other device's recording of it in a
+  fold (a native ``<details>``; in the PDF a bold line before it) labelled with its
+  provenance, in the page's language, and a badge: the same as this build's output,
+  different (with a short diff), or stale (the cell's code, or a module it imports,
+  changed since: shown, never hidden). A page's stale recordings are one line of the
+  build's log, not a warning, which ``-W`` would make an error: only ``nox -s record``
+  on that device refreshes them. A cell whose output differs between devices but that
+  is not tagged is a warning: the page's tags are wrong.
+* ``{recorded}`cuda:speedup_largest```: the figure the page glued under that name in
+  the newest recording on a device of that type or kind, with its provenance; where
+  none has it, "no recording on cuda yet" and no figure.
+* ``{build-status} pages`` and ``{build-status} torch``: the status page's tables, filled
+  in once every page is read: each page's execution, device, torch and recordings with
+  their freshness; the compatibility runs of ``docs/recorded/compat.json``.
+* A page whose recordings changed is read again, and the status page every build.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib.metadata
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.errors import ExtensionError
 from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
@@ -43,6 +37,7 @@ from tensorbook_build.extensions import folds
 from tensorbook_build.ledger import (
     FOLDER,
     TAG,
+    Cell,
     Recording,
     RecordingError,
     cell_module_hashes,
@@ -60,46 +55,28 @@ logger = logging.getLogger(__name__)
 
 COMPAT = "compat.json"
 """Under ``docs/recorded``: the torch versions the compatibility runs tried, and how they did."""
+COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
+OUTCOMES = ("doctests", "pages")  # the fields shown in the page's words: passed, failed
 STATUS_PAGE = "status"
 
-# The words the ledger shows; conf/_templates/ledger-words.html lists them for the catalogs.
-RECORDED_ON = "recorded on {model}"
-COMMIT = "commit {commit}"
-SAME = "same as this build"
-DIFFERENT = "differs from this build"
-STALE_CODE = "stale: the cell's code changed since it was recorded"
-STALE_MODULES = "stale: {modules} changed since it was recorded"
-NOT_THIS_BUILD = "Not this build's output: recorded by nox -s record on another machine."
-NO_RECORDING = "no recording on {device} yet"
+# The words the ledger shows, named once here; conf/_templates/ledger-words.html lists
+# them for the catalogs (a test checks that it lists exactly WORDS and STATUS_WORDS).
 WORDS = (
-    RECORDED_ON,
-    COMMIT,
-    SAME,
-    DIFFERENT,
-    STALE_CODE,
-    STALE_MODULES,
-    NOT_THIS_BUILD,
-    NO_RECORDING,
+    RECORDED_ON := "recorded on {model}",
+    COMMIT := "commit {commit}",
+    SAME := "same as this build",
+    DIFFERENT := "differs from this build",
+    STALE_CODE := "stale: the cell's code changed since it was recorded",
+    STALE_MODULES := "stale: {modules} changed since it was recorded",
+    NOT_THIS_BUILD := "Not this build's output: recorded by nox -s record on another machine.",
+    NO_RECORDING := "no recording on {device} yet",
 )
 STATUS_WORDS = (
-    "Page",
-    "Execution",
-    "Executed on",
-    "Recordings",
-    "none",
-    "fresh",
-    "{count} stale cells",
-    "{seconds} s, executed {date}",
-    "not executed",
-    "torch",
-    "Python",
-    "Doctests",
-    "Pages",
-    "Run on",
-    "No run against another torch has been recorded yet.",
-    "passed",
-    "failed",
-)
+    "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
+    "none", "fresh", "{count} stale cells", "{seconds} s, executed {date}", "not executed",
+    "torch", "Python", "Doctests", "Pages", "Run on",  # the compatibility runs' header
+    "No run against another torch has been recorded yet.", "passed", "failed",
+)  # fmt: skip
 
 
 class recorded_fold(nodes.General, nodes.Element):
@@ -111,48 +88,33 @@ class recorded_summary(nodes.Part, nodes.TextElement):
 
 
 class status_placeholder(nodes.General, nodes.Element):
-    """Where the status tables go once every page is read."""
+    """Where a status table goes once every page is read."""
 
 
-def _this_kind(device: str) -> str:
-    if device == "cpu":
-        return "cpu"
-    import torch
-
-    return device_kind("cuda", torch.cuda.get_device_name(torch.device(device)))
-
-
-def _recorded_root(app: Sphinx) -> Path:
-    return Path(app.srcdir, FOLDER)
+def _recordings(app: Sphinx, page: str) -> list[Recording]:
+    """Every device's recording of ``page``; a broken one stops the build, named."""
+    try:
+        return page_recordings(Path(app.srcdir, FOLDER), page)
+    except RecordingError as error:
+        raise ExtensionError(str(error)) from None
 
 
 def _label(recording: Recording, translate: Callable[[str], str]) -> str:
-    fields = recording.label_fields()
-    parts = [translate(RECORDED_ON).format(model=fields["model"])]
-    if fields["cuda"]:
-        parts.append(f"CUDA {fields['cuda']}")
-    parts += [
-        f"torch {fields['torch']}",
-        fields["date"],
-        translate(COMMIT).format(commit=fields["commit"]),
-    ]
-    return " · ".join(parts)
+    """The provenance a reader is shown: model, CUDA, torch, date, commit.
 
-
-def _recordings(app: Sphinx, docname: str) -> list[Recording]:
-    """The page's recordings on other devices; a broken file stops the build, named."""
-    try:
-        found = page_recordings(_recorded_root(app), docname)
-    except RecordingError as error:
-        raise _fail(error) from None
-    own = _this_kind(app.config.tensorbook_device)
-    return [r for r in found if r.kind != own]
-
-
-def _fail(error: RecordingError) -> Exception:
-    from sphinx.errors import ExtensionError
-
-    return ExtensionError(str(error))
+    Examples
+    --------
+    >>> r = Recording(Path("x.json"), "speed", "cpu", {"model": "CPU (x86_64)",
+    ...     "gpu": None, "torch": "2.13.0", "run_date": "2026-12-01",
+    ...     "commit": "1a2b3c4d5e6f7a8b"}, ())
+    >>> _label(r, str)
+    'recorded on CPU (x86_64) · torch 2.13.0 · 2026-12-01 · commit 1a2b3c4'
+    """
+    p = recording.provenance
+    cuda = [f"CUDA {p['gpu']['cuda']}"] if p["gpu"] and p["gpu"]["cuda"] else []
+    model = translate(RECORDED_ON).format(model=p["model"])
+    commit = translate(COMMIT).format(commit=p["commit"][:7])
+    return " · ".join([model, *cuda, f"torch {p['torch']}", p["run_date"], commit])
 
 
 def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
@@ -170,87 +132,80 @@ def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, 
     }
 
 
-def _own_outputs(cell: nodes.Element) -> list[str]:
-    return [
-        block.astext().rstrip("\n")
-        for block in cell.findall(nodes.literal_block)
-        if "output" in block["classes"]
-    ]
-
-
 def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
-    marked = [
-        node
-        for node in doctree.findall(nodes.container)
-        if node.get("nb_element") == "cell_code" and f"tag_{TAG}" in node["classes"]
-    ]
-    recordings = _recordings(app, docname)
+    for path in _files(app, docname):
+        app.env.note_dependency(path)
+    everyone = _recordings(app, docname)
+    device = app.config.tensorbook_device
+    own = "cpu"
+    if everyone and device != "cpu":
+        import torch
+
+        own = device_kind("cuda", torch.cuda.get_device_name(torch.device(device)))
+    recordings = [r for r in everyone if r.kind != own]
     if not recordings:
         return
     translate = get_translation("sphinx")
     current = _current_cells(app, docname)
     stale: list[str] = []
-    for cell in marked:
+    for cell in list(doctree.findall(nodes.container)):
+        if cell.get("nb_element") != "cell_code" or f"tag_{TAG}" not in cell["classes"]:
+            continue
         index = cell["cell_index"]
         source, modules = current.get(index, ("", {}))
+        outputs = cell.findall(nodes.literal_block)
+        own_texts = [b.astext().rstrip("\n") for b in outputs if "output" in b["classes"]]
         for recording in recordings:
             recorded = _match(recording, index, source)
             if recorded is None:
                 continue
             state = freshness(recorded, source, modules)
             texts = [o["text"] for o in recorded.outputs if "text" in o]
-            own = _own_outputs(cell)
-            if state.stale:
-                badge = (
-                    translate(STALE_CODE)
-                    if state.code_changed
-                    else translate(STALE_MODULES).format(modules=", ".join(state.modules))
-                )
-                stale.append(f"cell {index} on {recording.kind} ({state.why})")
-            elif texts == own and not any("image" in o for o in recorded.outputs):
-                badge = translate(SAME)
+            same = texts == own_texts and all("text" in o for o in recorded.outputs)
+            if state.code_changed:
+                badge = translate(STALE_CODE)
+            elif state.stale:
+                badge = translate(STALE_MODULES).format(modules=", ".join(state.modules))
             else:
-                badge = translate(DIFFERENT)
-            fold = recorded_fold(classes=["tb-recorded"])
-            summary = recorded_summary("", "")
-            summary += nodes.Text(_label(recording, translate) + " · ")
+                badge = translate(SAME if same else DIFFERENT)
+            if state.stale:
+                stale.append(f"cell {index} on {recording.kind} ({state.why})")
+            summary = recorded_summary("", "", nodes.Text(_label(recording, translate) + " · "))
             summary += nodes.inline("", badge, classes=["tb-recorded-badge"])
-            fold += summary
-            fold += nodes.paragraph("", translate(NOT_THIS_BUILD), classes=["tb-recorded-note"])
+            note = nodes.paragraph("", translate(NOT_THIS_BUILD), classes=["tb-recorded-note"])
+            fold = recorded_fold("", summary, note, classes=["tb-recorded"])
             for item in recorded.outputs:
                 if "text" in item:
-                    text = item["text"]
-                    fold += nodes.literal_block(
-                        text, text, language="none", classes=["tb-recorded-output"]
-                    )
+                    fold += _literal(item["text"], "tb-recorded-output")
                 else:
-                    image = recording.folder / item["image"]
                     uri = Path("/", FOLDER, recording.kind, item["image"]).as_posix()
-                    fold += nodes.image(uri=uri, alt=f"{recording.kind}: {image.name}")
-            if not state.stale and badge == translate(DIFFERENT) and texts and own:
-                diff = text_diff("\n".join(texts), "\n".join(own))
-                if diff:
-                    fold += nodes.literal_block(
-                        diff, diff, language="none", classes=["tb-recorded-diff"]
-                    )
+                    alt = f"{recording.kind}: {Path(item['image']).name}"
+                    fold += nodes.image(uri=uri, alt=alt)
+            diff = texts and own_texts and text_diff("\n".join(texts), "\n".join(own_texts))
+            if diff and not (state.stale or same):
+                fold += _literal(diff, "tb-recorded-diff")
             cell.append(fold)
-    if stale and app.config.language == SOURCE_LANGUAGE:
+    if app.config.language != SOURCE_LANGUAGE:
+        return  # logged once, not once per edition
+    if stale:
         logger.info(
             "tensorbook: %s.md has stale recordings (refresh with nox -s record -- --device "
             "DEVICE): %s",
             docname,
             "; ".join(stale),
         )
-    if app.config.language == SOURCE_LANGUAGE:  # once, not once per edition
-        for problem in unmarked_differences(page_recordings(_recorded_root(app), docname)):
-            logger.warning("tensorbook: %s", problem, location=docname)
+    for problem in unmarked_differences(everyone):
+        logger.warning("tensorbook: %s", problem, location=docname)
 
 
-def _match(recording: Recording, index: int, source: str):  # noqa: ANN202 - Cell | None
+def _literal(text: str, kind: str) -> nodes.literal_block:
+    return nodes.literal_block(text, text, language="none", classes=[kind])
+
+
+def _match(recording: Recording, index: int, source: str) -> Cell | None:
     """The recorded cell at ``index``, else the recorded marked cell with the same code."""
-    by_index = {c.index: c for c in recording.cells}
-    found = by_index.get(index)
+    found = next((c for c in recording.cells if c.index == index), None)
     if found is not None and found.marked:
         return found
     return next((c for c in recording.cells if c.marked and c.source == source), None)
@@ -262,7 +217,6 @@ class RecordedRole(SphinxRole):
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         """The figure and where it was recorded, or the words saying there is none."""
         device, _, name = self.text.partition(":")
-        translate = get_translation("sphinx")
         if not name:
             msg = f"{{recorded}} takes DEVICE:name, such as cuda:speedup_largest; got {self.text!r}"
             return [], [self.inliner.reporter.error(msg, line=self.lineno)]
@@ -273,94 +227,66 @@ class RecordedRole(SphinxRole):
         candidates = [
             r
             for r in found
-            if (r.kind == device or r.provenance["device"].split(":")[0] == device)
-            and name in r.glue
+            if device in (r.kind, r.provenance["device"].split(":")[0]) and name in r.glue
         ]
+        translate = get_translation("sphinx")
         if not candidates:
             text = translate(NO_RECORDING).format(device=device)
             return [nodes.inline("", text, classes=["tb-recorded-missing"])], []
         newest = max(candidates, key=lambda r: (r.provenance["run_date"], r.kind))
-        value = newest.glue[name]["text"]
-        shown = f"{value} ({_label(newest, translate)})"
+        shown = f"{newest.glue[name]['text']} ({_label(newest, translate)})"
         return [nodes.inline("", shown, classes=["tb-recorded-figure"])], []
 
 
 class BuildStatus(SphinxDirective):
-    """``{build-status} pages`` or ``{build-status} torch``: a status table.
-
-    It is filled in after every page is read.
-    """
+    """``{build-status} pages`` or ``{build-status} torch``: filled in once every page is read."""
 
     required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
         """A placeholder for the table named."""
-        part = self.arguments[0]
-        if part not in ("pages", "torch"):
-            msg = f"build-status takes 'pages' or 'torch', not {part!r}"
+        if self.arguments[0] not in ("pages", "torch"):
+            msg = f"build-status takes 'pages' or 'torch', not {self.arguments[0]!r}"
             raise self.error(msg)
-        return [status_placeholder(part=part)]
+        return [status_placeholder(part=self.arguments[0])]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[nodes.Node | str]]) -> nodes.table:
-    table = nodes.table(classes=["tb-status"])
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    group.extend(nodes.colspec(colwidth=1) for _ in header)
-
     def row(cells: Sequence[nodes.Node | str]) -> nodes.row:
-        line = nodes.row()
-        for cell in cells:
-            entry = nodes.entry()
-            entry += nodes.paragraph(
-                "", "", cell if isinstance(cell, nodes.Node) else nodes.Text(cell)
-            )
-            line += entry
-        return line
+        texts = [c if isinstance(c, nodes.Node) else nodes.Text(c) for c in cells]
+        return nodes.row("", *(nodes.entry("", nodes.paragraph("", "", t)) for t in texts))
 
-    head = nodes.thead()
-    head += row(header)
-    body = nodes.tbody()
-    body.extend(row(r) for r in rows)
-    group += head
-    group += body
-    return table
+    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in header), cols=len(header))
+    group += [nodes.thead("", row(header)), nodes.tbody("", *map(row, rows))]
+    return nodes.table("", group, classes=["tb-status"])
 
 
 def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     placeholders = list(doctree.findall(status_placeholder))
     if not placeholders:
         return
-    import importlib.metadata
-    import time
-
     translate = get_translation("sphinx")
     env = app.env
-    torch_version = importlib.metadata.version("torch")
+    ran_on = f"{app.config.tensorbook_device} · torch {importlib.metadata.version('torch')}"
     rows = []
     for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
         if "kernelspec" not in env.metadata.get(page, {}):
             continue
         data = execution_record(env, page)
         if data and data.get("runtime") is not None:
-            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(data["mtime"]))
             run = translate("{seconds} s, executed {date}").format(
-                seconds=f"{data['runtime']:.1f}", date=when
+                seconds=f"{data['runtime']:.1f}",
+                date=time.strftime("%Y-%m-%d %H:%M", time.gmtime(data["mtime"])),
             )
         else:
             run = translate("not executed")
-        link = nodes.reference("", "", nodes.Text(str(env.titles[page].astext())), internal=True)
+        link = nodes.reference("", "", nodes.Text(env.titles[page].astext()), internal=True)
         link["refuri"] = app.builder.get_relative_uri(docname, page)
-        rows.append(
-            [link, run, f"{app.config.tensorbook_device} · torch {torch_version}",
-             _recordings_cell(app, page, translate)]
-        )  # fmt: skip
+        rows.append([link, run, ran_on, _recordings_cell(app, page, translate)])
     header = [translate(w) for w in ("Page", "Execution", "Executed on", "Recordings")]
     tables: dict[str, nodes.Node] = {"pages": _table(header, rows)}
-    runs = _compat_runs(Path(app.srcdir, FOLDER, COMPAT))
-    if runs:
+    if runs := _compat_runs(Path(app.srcdir, FOLDER, COMPAT)):
         header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
-        # an outcome (passed, failed) in the page's words; versions and dates as they are
         rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]
         tables["torch"] = _table(header, rows)
     else:
@@ -368,10 +294,6 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         tables["torch"] = nodes.paragraph("", text)
     for placeholder in placeholders:
         placeholder.replace_self(tables[placeholder["part"]].deepcopy())
-
-
-COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
-OUTCOMES = ("doctests", "pages")
 
 
 def _compat_runs(path: Path) -> list[dict[str, str]]:
@@ -383,76 +305,49 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
         runs = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         msg = f"{path}: not JSON ({error}); {fix}"
-        raise _fail(RecordingError(msg)) from None
+        raise ExtensionError(msg) from None
     for number, run in enumerate(runs if isinstance(runs, list) else [None]):
         for name in COMPAT_FIELDS:
             if not isinstance(run, dict) or not isinstance(run.get(name), str):
                 msg = f"{path}: field [{number}].{name}: missing or not a string; {fix}"
-                raise _fail(RecordingError(msg))
+                raise ExtensionError(msg)
     return runs
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
-    try:
-        found = page_recordings(_recorded_root(app), page)
-    except RecordingError as error:
-        raise _fail(error) from None
+    found = _recordings(app, page)
     if not found:
         return translate("none")
     current = _current_cells(app, page)
     parts = []
     for recording in found:
-        stale = 0
-        for cell in recording.cells:
-            if not cell.marked:
-                continue
-            source, modules = current.get(cell.index, ("", {}))
-            stale += freshness(cell, source, modules).stale
-        state = translate("fresh") if not stale else translate("{count} stale cells")
+        stale = sum(
+            freshness(cell, *current.get(cell.index, ("", {}))).stale
+            for cell in recording.cells
+            if cell.marked
+        )
+        state = (
+            translate("{count} stale cells").format(count=stale) if stale else translate("fresh")
+        )
         parts.append(
-            f"{recording.provenance['model']} · {recording.provenance['run_date']} · "
-            + state.format(count=stale)
+            f"{recording.provenance['model']} · {recording.provenance['run_date']} · {state}"
         )
     return "; ".join(parts)
 
 
-def _digest(app: Sphinx, docname: str) -> str:
-    digest = hashlib.sha256()
-    root = _recorded_root(app)
-    for path in sorted(root.glob(f"*/{docname}.json")):
-        digest.update(path.read_bytes())
-        for figure in sorted((path.parent / docname).glob("*.png")):
-            digest.update(figure.read_bytes())
-    return digest.hexdigest()
-
-
-def _note_digest(app: Sphinx, docname: str, source: list[str]) -> None:
-    # kept in the environment (not the configuration): what each page was read with
-    if not hasattr(app.env, "tensorbook_recorded"):
-        app.env.tensorbook_recorded = {}
-    app.env.tensorbook_recorded[docname] = _digest(app, docname)
+def _files(app: Sphinx, page: str) -> set[Path]:
+    """The page's recordings and their figures: it is read again when one changes."""
+    found = Path(app.srcdir, FOLDER).glob(f"*/{page}.json")
+    return {file for path in found for file in (path, *(path.parent / page).glob("*.png"))}
 
 
 def _outdated(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
-    known = getattr(env, "tensorbook_recorded", {})
-    again = [d for d, digest in known.items() if d in env.found_docs and digest != _digest(app, d)]
-    if STATUS_PAGE in env.found_docs:
-        again.append(STATUS_PAGE)  # its figures are this build's
-    return again
-
-
-def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
-    if not hasattr(env, "tensorbook_recorded"):
-        env.tensorbook_recorded = {}
-    env.tensorbook_recorded.update(
-        {d: v for d, v in getattr(other, "tensorbook_recorded", {}).items() if d in docnames}
-    )
-
-
-def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    getattr(env, "tensorbook_recorded", {}).pop(docname, None)
+    # Sphinx reads a page again when a file it noted changed or went; a new one is seen here
+    again = [d for d in env.found_docs if not _files(app, d) <= env.dependencies.get(d, set())]
+    # and the status page always: it shows this build's own execution
+    return [*again, STATUS_PAGE] if STATUS_PAGE in env.found_docs else again
 
 
 def setup(app: Sphinx) -> dict[str, object]:
@@ -465,26 +360,16 @@ def setup(app: Sphinx) -> dict[str, object]:
     )
     app.add_node(
         recorded_summary,
-        html=(
-            folds.writes('<summary class="tb-recorded-summary">'),
-            folds.writes("</summary>"),
-        ),
+        html=(folds.writes('<summary class="tb-recorded-summary">'), folds.writes("</summary>")),
         latex=folds.latex_summary,
         text=(folds.skip, None),
     )
-    app.add_node(
-        status_placeholder,
-        html=(folds.skip, None),
-        latex=(folds.skip, None),
-        text=(folds.skip, None),
-    )
+    skip = (folds.skip, None)
+    app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
     app.add_role("recorded", RecordedRole())
     app.add_directive("build-status", BuildStatus)
     # before Sphinx's image collector (500), which then copies the recorded figures
     app.connect("doctree-read", _show_recordings, priority=400)
     app.connect("doctree-resolved", _fill_status)
-    app.connect("source-read", _note_digest)
     app.connect("env-get-outdated", _outdated)
-    app.connect("env-merge-info", _merge)
-    app.connect("env-purge-doc", _purge)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
