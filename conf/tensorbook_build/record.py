@@ -1,15 +1,11 @@
 """Record the device-dependent outputs: ``python -m tensorbook_build.record --device DEVICE``.
 
 ``nox -s record -- --device cuda`` runs it. It builds the English edition on that
-device into a folder of its own (``build/record/<device>``, so the site in
-``build/html`` and its cache are left alone), then reads each executed notebook and
-writes its recording (:mod:`tensorbook_build.ledger`) to ``docs/recorded/<kind>/``,
-with the provenance of this machine and of the run. It ends by comparing every
-device's recordings: a cell whose output differs between two devices but that its page
-does not tag ``device-dependent`` is listed, and the command fails.
-
-``--from-build DIR`` records from a build folder that already executed the pages on
-that device (the GPU kit does, so that it executes them once).
+device into a folder of its own (``build/record/<device>``: the site in ``build/html``
+and its cache are left alone), or takes a build that did (``--from-build``, as the GPU
+kit does), and writes each executed page's recording (:mod:`tensorbook_build.ledger`)
+to ``docs/recorded/<kind>/``. It fails if a cell's output differs between two
+devices' recordings but its page does not tag it ``device-dependent``.
 """
 
 from __future__ import annotations
@@ -40,14 +36,12 @@ from tensorbook_build.ledger import (
 from tensorbook_build.provenance import SOURCES, source_commit
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 
-__all__ = ["DEVICE_LINE_PATTERN", "capture_provenance", "main", "record_build"]
-
 DEVICE_LINE_PATTERN = "".join(
     re.escape(literal) + (".+" if name is not None else "")
     for literal, name, _, _ in string.Formatter().parse(DEVICE_LINE)
 )
-"""The device line every page prints first: left out of the mark check, being about the
-device by design."""
+"""The device line every page prints first: about the device by design, so left out of
+the check of the tags."""
 
 
 def _cpu_name() -> str:
@@ -60,14 +54,12 @@ def _cpu_name() -> str:
 
 
 def _driver() -> str:
+    query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
     try:
-        result = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, check=True, timeout=30,
-        )  # fmt: skip
+        result = subprocess.run(query, capture_output=True, text=True, check=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return result.stdout.strip().splitlines()[0] if result.stdout.strip() else "unknown"
+    return (result.stdout.strip().splitlines() or ["unknown"])[0]
 
 
 def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> dict[str, Any]:
@@ -83,8 +75,9 @@ def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> d
     gpu = None
     if device.startswith("cuda"):
         index = torch.device(device).index
-        index = torch.cuda.current_device() if index is None else index
-        props = torch.cuda.get_device_properties(index)
+        props = torch.cuda.get_device_properties(
+            torch.cuda.current_device() if index is None else index
+        )
         gpu = {
             "name": props.name,
             "driver": _driver(),
@@ -116,9 +109,8 @@ def record_build(
 ) -> list[Path]:
     """Write a recording for every page that ``build`` executed on ``device``."""
     provenance = capture_provenance(device, command, src.parent)
-    kind = device_kind(
-        device.split(":", maxsplit=1)[0], provenance["gpu"]["name"] if provenance["gpu"] else ""
-    )
+    gpu_name = provenance["gpu"]["name"] if provenance["gpu"] else ""
+    kind = device_kind(device.split(":", maxsplit=1)[0], gpu_name)
     # MyST-NB writes each page's notebook beside the site without its outputs (in cache
     # mode they live in jupyter-cache), so the outputs are merged in from the cache
     import nbformat
@@ -127,9 +119,8 @@ def record_build(
     cache = get_cache(str(build / ".jupyter_cache"))
     written = []
     for notebook_path in sorted((build / "jupyter_execute" / SOURCE_LANGUAGE).glob("*.ipynb")):
-        unexecuted = nbformat.read(notebook_path, as_version=4)
         try:
-            _, notebook = cache.merge_match_into_notebook(unexecuted)
+            _, notebook = cache.merge_match_into_notebook(nbformat.read(notebook_path, 4))
         except KeyError:
             msg = f"{notebook_path.stem}.md: no executed outputs in {build}/.jupyter_cache"
             raise RuntimeError(msg) from None
