@@ -1,11 +1,11 @@
 """A compatibility run: the doctests and the pages with this environment's torch.
 
 ``TENSORBOOK_TORCH=2.11.0 nox -s compat`` (or ``newest``) installs that torch in place
-of the pinned one and runs ``python -m tensorbook_build.compat``: every doctest, then
-the English edition built, so every page executed, into ``build/compat-<torch>``
-(warnings are errors, as always). It adds the outcome to ``docs/recorded/compat.json``,
-one entry per torch and Python (a later run replaces an earlier one), which the status
-page shows (:mod:`tensorbook_build.extensions.ledger`).
+of the pinned one and runs ``python -m tensorbook_build.compat``: the GPU kit's
+``doctests`` and ``cpu-book`` steps (:mod:`tensorbook_build.kit`) on the CPU, into
+``build/compat-<torch>`` (warnings are errors, as always). It adds the outcome to
+``docs/recorded/compat.json``, one entry per torch and Python (a later run replaces an
+earlier one), which the status page shows (:mod:`tensorbook_build.extensions.ledger`).
 """
 
 from __future__ import annotations
@@ -13,16 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tensorbook_build.kit import steps
 from tensorbook_build.ledger import FOLDER
 from tensorbook_build.settings import LAYOUT
-
-__all__ = ["COMPAT", "add_result", "main"]
 
 COMPAT = LAYOUT.docs / FOLDER / "compat.json"
 """The committed results: a list of runs, each {torch, python, numpy, doctests, pages, date,
@@ -44,18 +42,10 @@ def add_result(path: Path, result: dict[str, str]) -> list[dict[str, str]]:
     """
     runs = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
     runs = [r for r in runs if (r["torch"], r["python"]) != (result["torch"], result["python"])]
-    runs.append(result)
-    runs.sort(key=lambda r: (r["torch"], r["python"]))
+    runs = sorted([*runs, result], key=lambda r: (r["torch"], r["python"]))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
     return runs
-
-
-def _outcome(command: list[str], log: Path) -> str:
-    result = subprocess.run(command, cwd=LAYOUT.root, capture_output=True, text=True, check=False)
-    log.write_text(" ".join(command) + "\n\n" + result.stdout + result.stderr, encoding="utf-8")
-    print(f"tensorbook_build.compat: {' '.join(command[2:5])}...: exit {result.returncode}")
-    return "passed" if result.returncode == 0 else "failed"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,30 +57,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
 
     work = LAYOUT.root / "build" / f"compat-{torch.__version__}"
-    work.mkdir(parents=True, exist_ok=True)
-    python = sys.executable
-    doctests = _outcome(
-        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--device", "cpu",
-         "--doctest-glob=*.md", "src/tensorbook", "docs"],
-        work / "doctests.log",
-    )  # fmt: skip
-    pages = _outcome(
-        [python, "-m", "tensorbook_build", "--device", "cpu", "--language", "en",
-         "--site", str(work / "html")],
-        work / "pages.log",
-    )  # fmt: skip
+    run = {s.name: s for s in steps("cpu", work, recorded=work / FOLDER)}
+    for name in ("doctests", "cpu-book"):
+        run[name].run(work / "logs", env=None, timeout=None)
     result = {
         "torch": torch.__version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "doctests": doctests,
-        "pages": pages,
+        "doctests": run["doctests"].status,
+        "pages": run["cpu-book"].status,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "command": "nox -s compat (python -m tensorbook_build.compat)",
     }
     add_result(args.out, result)
     print(f"tensorbook_build.compat: {json.dumps(result)} -> {args.out}")
-    return 0 if doctests == pages == "passed" else 1
+    return 0 if result["doctests"] == result["pages"] == "passed" else 1
 
 
 if __name__ == "__main__":

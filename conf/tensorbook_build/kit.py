@@ -1,25 +1,22 @@
 """The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
 
-One command for a GPU machine without network, in an environment that has its own
-CUDA torch (2.11 or newer) and the wheels of ``nox -s wheels`` (conf/README.md, "On a GPU").
-Everything it writes is under ``DIR``; each step's output goes to ``DIR/logs/<step>.log``:
+One offline command for a GPU machine with its own CUDA torch (2.11 or newer) and the
+wheels of ``nox -s wheels`` (conf/README.md, "On a GPU"). Its steps, each one's output
+in ``DIR/logs/<step>.log``:
 
-1. ``device``: ``python -m tensorbook.device DEVICE`` (stops the kit without it);
-2. ``doctests``: every doctest, on the device;
-3. ``tests``: the fast tier of the suite (``-m`` as ``nox -s fast``), on the device;
-4. ``book``: both editions built on the device into ``DIR/book`` (its wall time);
-5. ``cpu-book``: the English edition built on the CPU into ``DIR/cpu-book`` (its wall
-   time, against the device's; skipped when the device is the CPU);
-6. ``record``: the recordings (:mod:`tensorbook_build.record`) of both builds, into
-   ``docs/recorded`` for a GPU (``--recorded`` to change it), checking the marks;
-7. ``speed``: torch on the device against NumPy at the sweep's largest size, and on a
-   GPU a CUDA-graph step against eager at the tutorial's sizes;
+1. ``device``: ``python -m tensorbook.device DEVICE`` (the kit stops without it);
+2. ``doctests``, and ``tests`` (``nox -s fast``'s tier), on the device;
+3. ``book``: both editions built on the device; ``cpu-book``: the English edition on
+   the CPU (skipped when the device is the CPU), to compare their wall times;
+4. ``record`` and ``record-cpu``: the recordings of both builds
+   (:mod:`tensorbook_build.record`), into ``docs/recorded`` for a GPU, tags checked;
+5. ``speed``: torch on the device against NumPy at the sweep's largest size, and on a
+   GPU a CUDA-graph step against eager at the tutorial's sizes.
 
-then ``DIR/summary.json`` and ``DIR/summary.txt``: each step's status and seconds, the
-tests' counts (from JUnit reports) and the figures. A step that fails is recorded and
-the kit goes on; it exits non-zero if any did. The book tier (two more cold builds) and
-the browser tier are left out: on the GPU the kit's own build is the book's check, and
-the run must finish within ten minutes.
+``DIR/summary.json`` and ``summary.txt`` then give each step's status and seconds, the
+tests' counts (from JUnit reports) and the figures. A failed step is recorded and the
+kit goes on; it exits non-zero if any failed. The book and browser test tiers are left
+out: the kit's own build is the book's check, within the ten minutes it is given.
 """
 
 from __future__ import annotations
@@ -31,14 +28,12 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tensorbook_build.ledger import FOLDER
 from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
-
-__all__ = ["FAST_TIER", "SPEED_SCRIPT", "Step", "main", "run_kit"]
 
 FAST_TIER = "not book and not browser and not slow and not pdf and not lighthouse"
 """The tests the kit runs: ``nox -s fast``'s tier."""
@@ -68,6 +63,9 @@ print(json.dumps(figures))
 """
 """Measures the speed targets in a process of its own; prints them as one JSON line."""
 
+NEEDS = {"record": "book", "record-cpu": "cpu-book"}
+"""A recording is made only from a build that passed."""
+
 
 @dataclass
 class Step:
@@ -86,6 +84,46 @@ class Step:
             return "skipped"
         return "passed" if self.returncode == 0 else "failed"
 
+    def run(self, logs: Path, env: Mapping[str, str] | None, timeout: float | None) -> str:
+        """Run the command from the checkout, its output into ``logs/<name>.log``; the output."""
+        logs.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        try:
+            result = subprocess.run(
+                self.command, cwd=LAYOUT.root, env=env, capture_output=True, text=True,
+                timeout=None if timeout is None else max(timeout, 1), check=False,
+            )  # fmt: skip
+            output, self.returncode = result.stdout + result.stderr, result.returncode
+        except subprocess.TimeoutExpired as error:
+            output, self.returncode = f"{error}\n(stopped: the kit's time was up)", 124
+        self.seconds = round(time.perf_counter() - start, 1)
+        text = " ".join(self.command) + "\n\n" + output
+        (logs / f"{self.name}.log").write_text(text, encoding="utf-8")
+        print(f"{self.name}: {self.status} in {self.seconds} s", flush=True)
+        return output
+
+
+def steps(device: str, out: Path, recorded: Path) -> list[Step]:
+    """The kit's steps on ``device``, in order, writing under ``out``."""
+    python = sys.executable
+    pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--device", device]
+    build = [python, "-m", "tensorbook_build", "--device"]
+    record = [python, "-m", "tensorbook_build.record", "--device"]
+    return [
+        Step("device", [python, "-m", "tensorbook.device", device]),
+        Step("doctests", [*pytest, "--doctest-glob=*.md", f"--junitxml={out / 'doctests.xml'}",
+                          "src/tensorbook", "docs"]),
+        Step("tests", [*pytest, "-m", FAST_TIER, f"--junitxml={out / 'tests.xml'}"]),
+        Step("book", [*build, device, "--site", str(out / "book" / "html")]),
+        Step("cpu-book", [*build, "cpu", "--language", "en", "--site",
+                          str(out / "cpu-book" / "html")]),
+        Step("record", [*record, device, "--from-build", str(out / "book"),
+                        "--out", str(recorded)]),
+        Step("record-cpu", [*record, "cpu", "--from-build", str(out / "cpu-book"),
+                            "--out", str(recorded)]),
+        Step("speed", [python, "-c", SPEED_SCRIPT, device]),
+    ]  # fmt: skip
+
 
 def _counts(junit: Path) -> dict[str, int]:
     """Tests, failures, errors and skips from a JUnit report."""
@@ -95,26 +133,6 @@ def _counts(junit: Path) -> dict[str, int]:
     suites = [root] if root.tag == "testsuite" else list(root)
     keys = ("tests", "failures", "errors", "skipped")
     return {key: sum(int(s.get(key, 0)) for s in suites) for key in keys}
-
-
-def _run(step: Step, out: Path, env: dict[str, str], timeout: float) -> str:
-    log = out / "logs" / f"{step.name}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    try:
-        result = subprocess.run(
-            step.command, cwd=LAYOUT.root, env=env, capture_output=True, text=True,
-            timeout=max(timeout, 1), check=False,
-        )  # fmt: skip
-        output = result.stdout + result.stderr
-        step.returncode = result.returncode
-    except subprocess.TimeoutExpired as error:
-        output = f"{error}\n(stopped: the kit's time was up)"
-        step.returncode = 124
-    step.seconds = round(time.perf_counter() - start, 1)
-    log.write_text(" ".join(step.command) + "\n\n" + output, encoding="utf-8")
-    print(f"tensorbook kit: {step.name}: {step.status} in {step.seconds} s", flush=True)
-    return output
 
 
 def run_kit(
@@ -131,122 +149,28 @@ def run_kit(
     """
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    python = sys.executable
     if recorded is None:
         # a rehearsal on the CPU must never land in the book as if it were a recording
         recorded = out / FOLDER if device == "cpu" else LAYOUT.docs / FOLDER
     env = {**os.environ, DEVICE_VARIABLE: device}
     started = time.perf_counter()
-    steps = [
-        Step("device", [python, "-m", "tensorbook.device", device]),
-        Step(
-            "doctests",
-            [
-                python,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--device",
-                device,
-                "--doctest-glob=*.md",
-                f"--junitxml={out / 'doctests.xml'}",
-                "src/tensorbook",
-                "docs",
-            ],
-        ),
-        Step(
-            "tests",
-            [
-                python,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--device",
-                device,
-                "-m",
-                FAST_TIER,
-                f"--junitxml={out / 'tests.xml'}",
-            ],
-        ),
-        Step(
-            "book",
-            [
-                python,
-                "-m",
-                "tensorbook_build",
-                "--device",
-                device,
-                "--site",
-                str(out / "book" / "html"),
-            ],
-        ),
-        Step(
-            "cpu-book",
-            [
-                python,
-                "-m",
-                "tensorbook_build",
-                "--device",
-                "cpu",
-                "--language",
-                "en",
-                "--site",
-                str(out / "cpu-book" / "html"),
-            ],
-        ),
-        Step(
-            "record",
-            [
-                python,
-                "-m",
-                "tensorbook_build.record",
-                "--device",
-                device,
-                "--from-build",
-                str(out / "book"),
-                "--out",
-                str(recorded),
-            ],
-        ),
-        Step(
-            "record-cpu",
-            [
-                python,
-                "-m",
-                "tensorbook_build.record",
-                "--device",
-                "cpu",
-                "--from-build",
-                str(out / "cpu-book"),
-                "--out",
-                str(recorded),
-            ],
-        ),
-        Step("speed", [python, "-c", SPEED_SCRIPT, device]),
-    ]
+    kit = steps(device, out, recorded)
+    by_name = {s.name: s for s in kit}
     figures: dict[str, object] = {}
-    for step in steps:
-        if device == "cpu" and step.name in ("cpu-book", "record-cpu"):
-            continue  # the device's own build is the CPU's
-        if only is not None and step.name not in only:
+    for step in kit:
+        if (
+            (device == "cpu" and step.name in ("cpu-book", "record-cpu"))  # the same build
+            or (only is not None and step.name not in only)
+            or (step.name in NEEDS and by_name[NEEDS[step.name]].status != "passed")
+        ):
             continue
-        if step.name == "record" and steps[3].status != "passed":
-            continue
-        if step.name == "record-cpu" and steps[4].status != "passed":
-            continue
-        left = budget - (time.perf_counter() - started)
-        output = _run(step, out, env, left)
+        output = step.run(out / "logs", env, budget - (time.perf_counter() - started))
         if step.name == "device" and step.returncode != 0:
             break
         if step.name in ("doctests", "tests"):
             step.counts = _counts(out / f"{step.name}.xml")
         if step.name == "speed" and step.returncode == 0:
             figures.update(json.loads(output.strip().splitlines()[-1]))
-    by_name = {s.name: s for s in steps}
     if by_name["book"].status == "passed":
         figures["build_s"] = by_name["book"].seconds
     if by_name["cpu-book"].status == "passed":
@@ -257,26 +181,20 @@ def run_kit(
         "recorded_into": str(recorded),
         "total_s": round(time.perf_counter() - started, 1),
         "budget_s": budget,
-        "steps": [{**asdict(s), "status": s.status} for s in steps],
+        "steps": [{**asdict(s), "status": s.status} for s in kit],
         "figures": figures,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    (out / "summary.txt").write_text(_text(summary), encoding="utf-8")
-    return summary
-
-
-def _text(summary: dict[str, object]) -> str:
-    lines = [f"tensorbook GPU kit on {summary['device']}: {summary['total_s']} s in all"]
-    for step in summary["steps"]:  # type: ignore[attr-defined]
+    lines = [f"tensorbook GPU kit on {device}: {summary['total_s']} s in all"]
+    for step in summary["steps"]:
         counts = ", ".join(f"{k} {v}" for k, v in step["counts"].items())
         lines.append(
             f"  {step['name']:<11} {step['status']:<8} {step['seconds']:>7} s  {counts}".rstrip()
         )
-    for name, value in summary["figures"].items():  # type: ignore[attr-defined]
-        shown = f"{value:.4g}" if isinstance(value, float) else value
-        lines.append(f"  {name}: {shown}")
-    lines.append(f"recordings written into {summary['recorded_into']}")
-    return "\n".join(lines) + "\n"
+    lines += [f"  {k}: {f'{v:.4g}' if isinstance(v, float) else v}" for k, v in figures.items()]
+    lines.append(f"recordings written into {recorded}")
+    (out / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -294,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.device, args.out, recorded=args.recorded, budget=args.budget, only=args.only
     )
     print((args.out / "summary.txt").read_text(encoding="utf-8"), end="")
-    failed = [s for s in summary["steps"] if s["status"] == "failed"]  # type: ignore[attr-defined]
-    return 1 if failed else 0
+    return 1 if any(s["status"] == "failed" for s in summary["steps"]) else 0
 
 
 if __name__ == "__main__":
