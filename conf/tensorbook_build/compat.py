@@ -1,11 +1,9 @@
 """A compatibility run: the doctests and the pages with this environment's torch.
 
-``TENSORBOOK_TORCH=2.11.0 nox -s compat`` (or ``newest``) installs that torch in place
-of the pinned one and runs ``python -m tensorbook_build.compat``: the GPU kit's
-``doctests`` and ``cpu-book`` steps (:mod:`tensorbook_build.kit`) on the CPU, into
-``build/compat-<torch>`` (warnings are errors, as always). It adds the outcome to
-``docs/recorded/compat.json``, one entry per torch and Python (a later run replaces an
-earlier one), which the status page shows (:mod:`tensorbook_build.extensions.ledger`).
+``TENSORBOOK_TORCH=2.11.0 nox -s compat`` installs that torch in place of the pinned
+one and runs this: the kit's ``doctests`` and ``cpu-book`` steps
+(:mod:`tensorbook_build.kit`) into ``build/compat-<torch>``, their outcome then added
+to ``docs/recorded/compat.json``, which the status page shows.
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ from tensorbook_build.ledger import FOLDER
 from tensorbook_build.settings import LAYOUT
 
 COMPAT = LAYOUT.docs / FOLDER / "compat.json"
-"""The committed results: a list of runs, each {torch, python, numpy, doctests, pages, date,
-command}."""
+"""The committed runs, one per torch and Python (a later run replaces an earlier one)."""
 
 
 def add_result(path: Path, result: dict[str, str]) -> list[dict[str, str]]:

@@ -1,13 +1,9 @@
-r"""The device ledger: outputs recorded on other devices, with where and when they ran.
+r"""The device ledger's data: outputs recorded on other devices, with their provenance.
 
-The site is built on a CPU, yet some cells print what only a GPU shows. Their page
-tags them :data:`TAG`; ``nox -s record -- --device cuda`` (:mod:`tensorbook_build.record`)
-executes the pages on that device and writes ``docs/recorded/<kind>/<page>.json``
-(``<kind>`` is :func:`device_kind`), figures beside it as PNG files, in the shape of
-:data:`SCHEMA`: the run's provenance; for each code cell a hash of its source and of
-the ``tensorbook`` modules imported by it or a cell before it (the cache key's
-hashes), a digest of what it printed and, for a tagged cell, its outputs; the page's
-glued figures. The build shows them beside its own (:mod:`.extensions.ledger`).
+``nox -s record`` (:mod:`tensorbook_build.record`) writes one recording per device kind
+(:func:`device_kind`) and page, ``docs/recorded/<kind>/<page>.json`` in the shape of
+:data:`SCHEMA`, its figures beside it; :mod:`tensorbook_build.extensions.ledger` shows
+them. README, "The device ledger", says what they hold and how the book uses them.
 
 Examples
 --------
@@ -22,6 +18,7 @@ from __future__ import annotations
 import base64
 import difflib
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -164,6 +161,12 @@ def cell_module_hashes(codes: Sequence[str], src_dir: Path) -> list[dict[str, st
     return result
 
 
+def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
+    """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes."""
+    modules = cell_module_hashes(list(codes.values()), src_dir)
+    return {i: (source_hash(c), m) for (i, c), m in zip(codes.items(), modules, strict=True)}
+
+
 def recording_from_notebook(
     notebook: Mapping[str, Any],
     *,
@@ -178,20 +181,16 @@ def recording_from_notebook(
     Figures are named ``<page>/cell-<index>-<n>.png``, relative to the device kind's
     folder, where :func:`write_recording` puts them.
     """
-    code = [(i, c) for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code"]
-    sources = ["".join(cell["source"]) for _, cell in code]
-    records: list[dict[str, Any]] = []
-    figures: dict[str, bytes] = {}
-    glue: dict[str, dict[str, Any]] = {}
-    for (index, cell), source, modules in zip(
-        code, sources, cell_module_hashes(sources, src_dir), strict=True
-    ):
-        for output in cell.get("outputs", []):
+    cells = notebook["cells"]
+    codes = {i: "".join(c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code"}
+    records, figures, glue = [], {}, {}
+    for index, (source, modules) in cell_keys(codes, src_dir).items():
+        for output in cells[index].get("outputs", []):
             name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
             if name and GLUE in output.get("data", {}):
                 glue[name] = {"text": str(output["data"][GLUE]), "cell": index}
-        shown = _outputs_text(cell.get("outputs", []))
-        marked = TAG in cell.get("metadata", {}).get("tags", [])
+        shown = _outputs_text(cells[index].get("outputs", []))
+        marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []
         for number, item in enumerate(shown if marked else []):
             if "png" in item:
@@ -199,9 +198,8 @@ def recording_from_notebook(
                 figures[figure] = base64.b64decode(item["png"])
                 item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
             outputs.append(item)
-        records.append({"index": index, "source": source_hash(source), "modules": modules,
-                        "marked": marked, "digest": output_digest(shown, ignore_line),
-                        "outputs": outputs})  # fmt: skip
+        records.append({"index": index, "source": source, "modules": modules, "marked": marked,
+                        "digest": output_digest(shown, ignore_line), "outputs": outputs})  # fmt: skip
     data = {"schema": SCHEMA_VERSION, "page": page, "kind": kind, "provenance": dict(provenance),
             "cells": records, "glue": dict(sorted(glue.items()))}  # fmt: skip
     return data, figures
@@ -251,23 +249,19 @@ def _check(value: Any, shape: Any, path: Path, where: str = "") -> None:  # noqa
             _check(item, shape[0], path, f"{where}[{number}]")
     elif isinstance(shape, dict) and str in shape:  # a mapping of names to one shape
         for name, item in value.items():
-            _check(item, shape[str], path, _at(where, name))
+            _check(item, shape[str], path, f"{where}.{name}".lstrip("."))
     elif isinstance(shape, dict):
         fields = {key.rstrip("?"): key for key in shape}
         for name in value:
             if name not in fields:
-                raise _fail(path, _at(where, name), "not a field of a recording")
+                raise _fail(path, f"{where}.{name}".lstrip("."), "not a field of a recording")
         for name, key in fields.items():
             if name in value:
-                _check(value[name], shape[key], path, _at(where, name))
+                _check(value[name], shape[key], path, f"{where}.{name}".lstrip("."))
             elif not key.endswith("?"):
-                raise _fail(path, _at(where, name), "missing")
+                raise _fail(path, f"{where}.{name}".lstrip("."), "missing")
         if "text?" in shape and len(value) != 1:
             raise _fail(path, where, "an output has exactly one of text or image")
-
-
-def _at(where: str, name: str) -> str:
-    return f"{where}.{name}" if where else name
 
 
 def load_recording(path: Path) -> Recording:
@@ -365,17 +359,16 @@ def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
     Only cells with the same code in both are compared (a stale one says nothing).
     """
     found = []
-    for number, first in enumerate(recordings):
-        for second in recordings[number + 1 :]:
-            theirs = {c.index: c for c in second.cells}
-            for cell in first.cells:
-                other = theirs.get(cell.index)
-                if other is None or other.source != cell.source or cell.marked or other.marked:
-                    continue
-                if other.digest != cell.digest:
-                    found.append(
-                        f"{first.page}.md, cell {cell.index}: its output differs between "
-                        f"{first.kind} and {second.kind}, and it is not tagged {TAG}; "
-                        f"add {TAG} to its :tags:"
-                    )
+    for first, second in itertools.combinations(recordings, 2):
+        theirs = {c.index: c for c in second.cells}
+        for cell in first.cells:
+            other = theirs.get(cell.index)
+            if other is None or other.source != cell.source or cell.marked or other.marked:
+                continue  # a tagged cell may differ; a changed one says nothing
+            if other.digest != cell.digest:
+                found.append(
+                    f"{first.page}.md, cell {cell.index}: its output differs between "
+                    f"{first.kind} and {second.kind}, and it is not tagged {TAG}; "
+                    f"add {TAG} to its :tags:"
+                )
     return found

@@ -1,20 +1,12 @@
-"""Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
+"""Sphinx adapter for :mod:`tensorbook_build.ledger` (README, "The device ledger").
 
-* After each cell tagged ``device-dependent``, each other device's recording of it in a
-  fold (a native ``<details>``; in the PDF a bold line before it) labelled with its
-  provenance, in the page's language, and a badge: the same as this build's output,
-  different (with a short diff), or stale (the cell's code, or a module it imports,
-  changed since: shown, never hidden). A page's stale recordings are one line of the
-  build's log, not a warning, which ``-W`` would make an error: only ``nox -s record``
-  on that device refreshes them. A cell whose output differs between devices but that
-  is not tagged is a warning: the page's tags are wrong.
-* ``{recorded}`cuda:speedup_largest```: the figure the page glued under that name in
-  the newest recording on a device of that type or kind, with its provenance; where
-  none has it, "no recording on cuda yet" and no figure.
-* ``{build-status} pages`` and ``{build-status} torch``: the status page's tables, filled
-  in once every page is read: each page's execution, device, torch and recordings with
-  their freshness; the compatibility runs of ``docs/recorded/compat.json``.
-* A page whose recordings changed is read again, and the status page every build.
+After each cell tagged ``device-dependent``, the other devices' recordings of it, each
+in a fold (a bold line before it in the PDF) labelled with its provenance and a badge:
+the same as this build's output, different (with a short diff), or stale. The
+``{recorded}`` role states a figure a recording glued; the ``{build-status}``
+directive is the status page's tables, filled in once every page is read. Stale
+recordings are one line of the log, not a warning, which ``-W`` would make an error:
+only ``nox -s record`` on that device refreshes them.
 """
 
 from __future__ import annotations
@@ -33,21 +25,8 @@ from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from tensorbook_build import ledger
 from tensorbook_build.extensions import folds
-from tensorbook_build.ledger import (
-    FOLDER,
-    TAG,
-    Cell,
-    Recording,
-    RecordingError,
-    cell_module_hashes,
-    device_kind,
-    freshness,
-    page_recordings,
-    source_hash,
-    text_diff,
-    unmarked_differences,
-)
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.upstream import execution_record
 
@@ -91,20 +70,20 @@ class status_placeholder(nodes.General, nodes.Element):
     """Where a status table goes once every page is read."""
 
 
-def _recordings(app: Sphinx, page: str) -> list[Recording]:
+def _recordings(srcdir: str | Path, page: str) -> list[ledger.Recording]:
     """Every device's recording of ``page``; a broken one stops the build, named."""
     try:
-        return page_recordings(Path(app.srcdir, FOLDER), page)
-    except RecordingError as error:
+        return ledger.page_recordings(Path(srcdir, ledger.FOLDER), page)
+    except ledger.RecordingError as error:
         raise ExtensionError(str(error)) from None
 
 
-def _label(recording: Recording, translate: Callable[[str], str]) -> str:
+def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
     """The provenance a reader is shown: model, CUDA, torch, date, commit.
 
     Examples
     --------
-    >>> r = Recording(Path("x.json"), "speed", "cpu", {"model": "CPU (x86_64)",
+    >>> r = ledger.Recording(Path("x.json"), "speed", "cpu", {"model": "CPU (x86_64)",
     ...     "gpu": None, "torch": "2.13.0", "run_date": "2026-12-01",
     ...     "commit": "1a2b3c4d5e6f7a8b"}, ())
     >>> _label(r, str)
@@ -118,31 +97,25 @@ def _label(recording: Recording, translate: Callable[[str], str]) -> str:
 
 
 def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
-    """Each code cell of the page as it is now: notebook index to source hash and modules."""
+    """Each code cell of the page as it is now: :func:`~tensorbook_build.ledger.cell_keys`."""
     from myst_nb.core.read import read_myst_markdown_notebook
 
     text = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
     cells = read_myst_markdown_notebook(text).cells
-    indices = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
-    codes = [cells[i].source for i in indices]
-    modules = cell_module_hashes(codes, Path(app.config.tensorbook_src_dir).resolve())
-    return {
-        index: (source_hash(code), mods)
-        for index, code, mods in zip(indices, codes, modules, strict=True)
-    }
+    codes = {i: cell.source for i, cell in enumerate(cells) if cell.cell_type == "code"}
+    return ledger.cell_keys(codes, Path(app.config.tensorbook_src_dir).resolve())
 
 
 def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
     for path in _files(app, docname):
         app.env.note_dependency(path)
-    everyone = _recordings(app, docname)
-    device = app.config.tensorbook_device
-    own = "cpu"
+    everyone = _recordings(app.srcdir, docname)
+    device, own = app.config.tensorbook_device, "cpu"
     if everyone and device != "cpu":
         import torch
 
-        own = device_kind("cuda", torch.cuda.get_device_name(torch.device(device)))
+        own = ledger.device_kind("cuda", torch.cuda.get_device_name(torch.device(device)))
     recordings = [r for r in everyone if r.kind != own]
     if not recordings:
         return
@@ -150,7 +123,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     current = _current_cells(app, docname)
     stale: list[str] = []
     for cell in list(doctree.findall(nodes.container)):
-        if cell.get("nb_element") != "cell_code" or f"tag_{TAG}" not in cell["classes"]:
+        if cell.get("nb_element") != "cell_code" or f"tag_{ledger.TAG}" not in cell["classes"]:
             continue
         index = cell["cell_index"]
         source, modules = current.get(index, ("", {}))
@@ -160,7 +133,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             recorded = _match(recording, index, source)
             if recorded is None:
                 continue
-            state = freshness(recorded, source, modules)
+            state = ledger.freshness(recorded, source, modules)
             texts = [o["text"] for o in recorded.outputs if "text" in o]
             same = texts == own_texts and all("text" in o for o in recorded.outputs)
             if state.code_changed:
@@ -179,23 +152,22 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
                 if "text" in item:
                     fold += _literal(item["text"], "tb-recorded-output")
                 else:
-                    uri = Path("/", FOLDER, recording.kind, item["image"]).as_posix()
+                    uri = Path("/", ledger.FOLDER, recording.kind, item["image"]).as_posix()
                     alt = f"{recording.kind}: {Path(item['image']).name}"
                     fold += nodes.image(uri=uri, alt=alt)
-            diff = texts and own_texts and text_diff("\n".join(texts), "\n".join(own_texts))
+            diff = texts and own_texts and ledger.text_diff("\n".join(texts), "\n".join(own_texts))
             if diff and not (state.stale or same):
                 fold += _literal(diff, "tb-recorded-diff")
             cell.append(fold)
     if app.config.language != SOURCE_LANGUAGE:
         return  # logged once, not once per edition
     if stale:
+        refresh = "refresh with nox -s record -- --device DEVICE"
+        stale_cells = "; ".join(stale)
         logger.info(
-            "tensorbook: %s.md has stale recordings (refresh with nox -s record -- --device "
-            "DEVICE): %s",
-            docname,
-            "; ".join(stale),
+            "tensorbook: %s.md has stale recordings (%s): %s", docname, refresh, stale_cells
         )
-    for problem in unmarked_differences(everyone):
+    for problem in ledger.unmarked_differences(everyone):
         logger.warning("tensorbook: %s", problem, location=docname)
 
 
@@ -203,7 +175,7 @@ def _literal(text: str, kind: str) -> nodes.literal_block:
     return nodes.literal_block(text, text, language="none", classes=[kind])
 
 
-def _match(recording: Recording, index: int, source: str) -> Cell | None:
+def _match(recording: ledger.Recording, index: int, source: str) -> ledger.Cell | None:
     """The recorded cell at ``index``, else the recorded marked cell with the same code."""
     found = next((c for c in recording.cells if c.index == index), None)
     if found is not None and found.marked:
@@ -220,13 +192,9 @@ class RecordedRole(SphinxRole):
         if not name:
             msg = f"{{recorded}} takes DEVICE:name, such as cuda:speedup_largest; got {self.text!r}"
             return [], [self.inliner.reporter.error(msg, line=self.lineno)]
-        try:
-            found = page_recordings(Path(self.env.srcdir, FOLDER), self.env.docname)
-        except RecordingError as error:
-            return [], [self.inliner.reporter.error(str(error), line=self.lineno)]
         candidates = [
             r
-            for r in found
+            for r in _recordings(self.env.srcdir, self.env.docname)
             if device in (r.kind, r.provenance["device"].split(":")[0]) and name in r.glue
         ]
         translate = get_translation("sphinx")
@@ -285,7 +253,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         rows.append([link, run, ran_on, _recordings_cell(app, page, translate)])
     header = [translate(w) for w in ("Page", "Execution", "Executed on", "Recordings")]
     tables: dict[str, nodes.Node] = {"pages": _table(header, rows)}
-    if runs := _compat_runs(Path(app.srcdir, FOLDER, COMPAT)):
+    if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, COMPAT)):
         header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
         rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]
         tables["torch"] = _table(header, rows)
@@ -315,29 +283,24 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
-    found = _recordings(app, page)
-    if not found:
-        return translate("none")
-    current = _current_cells(app, page)
+    found = _recordings(app.srcdir, page)
+    current = _current_cells(app, page) if found else {}
     parts = []
     for recording in found:
-        stale = sum(
-            freshness(cell, *current.get(cell.index, ("", {}))).stale
-            for cell in recording.cells
-            if cell.marked
-        )
+        marked = [cell for cell in recording.cells if cell.marked]
+        stale = sum(ledger.freshness(c, *current.get(c.index, ("", {}))).stale for c in marked)
         state = (
             translate("{count} stale cells").format(count=stale) if stale else translate("fresh")
         )
         parts.append(
             f"{recording.provenance['model']} · {recording.provenance['run_date']} · {state}"
         )
-    return "; ".join(parts)
+    return "; ".join(parts) or translate("none")
 
 
 def _files(app: Sphinx, page: str) -> set[Path]:
     """The page's recordings and their figures: it is read again when one changes."""
-    found = Path(app.srcdir, FOLDER).glob(f"*/{page}.json")
+    found = Path(app.srcdir, ledger.FOLDER).glob(f"*/{page}.json")
     return {file for path in found for file in (path, *(path.parent / page).glob("*.png"))}
 
 
