@@ -44,24 +44,6 @@ DEVICE_LINE_PATTERN = "".join(
 the check of the tags."""
 
 
-def _cpu_name() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return ""
-    found = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
-    return found[1].strip() if found else ""
-
-
-def _driver() -> str:
-    query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-    try:
-        result = subprocess.run(query, capture_output=True, text=True, check=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (result.stdout.strip().splitlines() or ["unknown"])[0]
-
-
 def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> dict[str, Any]:
     """Where and with what the pages ran: this process's torch, NumPy, Python and device.
 
@@ -78,17 +60,24 @@ def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> d
         props = torch.cuda.get_device_properties(
             torch.cuda.current_device() if index is None else index
         )
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        try:
+            driver = subprocess.run(query, capture_output=True, text=True, check=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            driver = None
         gpu = {
             "name": props.name,
-            "driver": _driver(),
+            "driver": driver.stdout.split()[0] if driver and driver.stdout.split() else "unknown",
             "cuda": torch.version.cuda or "",
             "capability": f"{props.major}.{props.minor}",
             "memory_gib": round(props.total_memory / 2**30, 1),
         }
         model = props.name
     else:
-        cpu = _cpu_name()
-        model = f"CPU ({platform.machine()}{', ' + cpu if cpu else ''})"
+        info = Path("/proc/cpuinfo")
+        text = info.read_text(encoding="utf-8") if info.is_file() else ""
+        cpu = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+        model = f"CPU ({platform.machine()}{', ' + cpu[1].strip() if cpu else ''})"
     return {
         "device": device,
         "model": model,
