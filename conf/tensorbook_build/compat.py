@@ -17,11 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tensorbook_build.kit import steps
-from tensorbook_build.ledger import FOLDER
+from tensorbook_build.ledger import COMPAT, FOLDER
 from tensorbook_build.settings import LAYOUT
-
-COMPAT = LAYOUT.docs / FOLDER / "compat.json"
-"""The committed runs, one per torch and Python (a later run replaces an earlier one)."""
 
 
 def add_result(path: Path, result: dict[str, str]) -> list[dict[str, str]]:
@@ -48,7 +45,7 @@ def add_result(path: Path, result: dict[str, str]) -> list[dict[str, str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tensorbook_build.compat [--out docs/recorded/compat.json]``."""
     parser = argparse.ArgumentParser(prog="python -m tensorbook_build.compat")
-    parser.add_argument("--out", type=Path, default=COMPAT)
+    parser.add_argument("--out", type=Path, default=LAYOUT.docs / FOLDER / COMPAT)
     args = parser.parse_args(argv)
     import numpy as np
     import torch

@@ -30,6 +30,8 @@ TAG = "device-dependent"
 """The cell tag of a cell whose output depends on the device that ran it."""
 FOLDER = "recorded"
 """Under ``docs/``: one folder per device kind, one JSON file per page."""
+COMPAT = "compat.json"
+"""In :data:`FOLDER`: the torch versions :mod:`tensorbook_build.compat` ran, and how."""
 SCHEMA_VERSION = 1
 GLUE = "application/papermill.record/text/plain"  # the MIME type of a glued value
 

@@ -32,8 +32,6 @@ from tensorbook_build.upstream import execution_record
 
 logger = logging.getLogger(__name__)
 
-COMPAT = "compat.json"
-"""Under ``docs/recorded``: the torch versions the compatibility runs tried, and how they did."""
 COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
 OUTCOMES = ("doctests", "pages")  # the fields shown in the page's words: passed, failed
 STATUS_PAGE = "status"
@@ -253,7 +251,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         rows.append([link, run, ran_on, _recordings_cell(app, page, translate)])
     header = [translate(w) for w in ("Page", "Execution", "Executed on", "Recordings")]
     tables: dict[str, nodes.Node] = {"pages": _table(header, rows)}
-    if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, COMPAT)):
+    if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, ledger.COMPAT)):
         header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
         rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]
         tables["torch"] = _table(header, rows)
