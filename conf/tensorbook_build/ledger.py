@@ -1,9 +1,15 @@
-r"""The device ledger's data: outputs recorded on other devices, with their provenance.
+r"""The device ledger: outputs recorded on other devices, with where and when they ran.
 
-``nox -s record`` (:mod:`tensorbook_build.record`) writes one recording per device kind
-(:func:`device_kind`) and page, ``docs/recorded/<kind>/<page>.json`` in the shape of
-:data:`SCHEMA`, its figures beside it; :mod:`tensorbook_build.extensions.ledger` shows
-them. README, "The device ledger", says what they hold and how the book uses them.
+The site is built on a CPU, yet some cells print what only a GPU shows; their page tags
+them :data:`TAG`. :mod:`tensorbook_build.record` writes one recording per device kind
+(:func:`device_kind`) and page, ``docs/recorded/<kind>/<page>.json``, its figures beside
+it. A recording (:data:`SCHEMA` names every field; it is checked on load) holds the
+run's provenance: the device, torch, Python, NumPy, the commit, the date, the command;
+for each code cell a hash of its code and of each ``tensorbook`` module imported by it
+or a cell before it (the cache key's), a digest of what it printed and, for a tagged
+cell, its outputs; and the figures the page glued. A recorded cell is stale
+(:func:`freshness`) once its code, or one of those modules, changed since it ran;
+:func:`unmarked_differences` finds untagged cells whose output differs between devices.
 
 Examples
 --------

@@ -1,12 +1,18 @@
-"""Sphinx adapter for :mod:`tensorbook_build.ledger` (README, "The device ledger").
+"""Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
 
-After each cell tagged ``device-dependent``, the other devices' recordings of it, each
-in a fold (a bold line before it in the PDF) labelled with its provenance and a badge:
-the same as this build's output, different (with a short diff), or stale. The
-``{recorded}`` role states a figure a recording glued; the ``{build-status}``
-directive is the status page's tables, filled in once every page is read. Stale
-recordings are one line of the log, not a warning, which ``-W`` would make an error:
-only ``nox -s record`` on that device refreshes them.
+* After each cell tagged ``device-dependent``, each other device's recording of it, in
+  a fold (in the PDF, a bold line before it) labelled with its provenance in the page's
+  language, and a badge: the same as this build's output, different (with a short
+  diff), or stale (shown, never hidden). A page's stale recordings are one line of the
+  log, not a warning, which ``-W`` would make an error: only ``nox -s record`` on that
+  device refreshes them. Outputs that differ between devices in a cell the page does
+  not tag are a warning. A page is read again when its recordings change.
+* ``{recorded}`cuda:speedup_largest```: the figure the page glued under that name in
+  the newest recording on a device of that type or kind, and where it was recorded;
+  without one, "no recording on cuda yet", and no figure.
+* ``{build-status} pages`` and ``{build-status} torch``: the status page's tables,
+  filled in once every page is read: each page's execution, device, torch and
+  recordings with their freshness; the compatibility runs (``compat.json``).
 """
 
 from __future__ import annotations
