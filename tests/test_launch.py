@@ -68,19 +68,3 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
 def test_only_this_interpreter_s_sphinx_is_forked():
     assert not can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
     assert not can_fork([sys.executable, "-m", "pytest"])
-
-
-def test_the_driver_loads_the_chinese_search_dictionary_only_for_a_chinese_edition():
-    probe = (
-        "import jieba\n"
-        "from tensorbook_build.extensions.editions import warm_up\n"
-        "warm_up(['en'])\n"
-        "english = jieba.dt.initialized\n"
-        "warm_up(['zh_CN'])\n"
-        "print(english, jieba.dt.initialized)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert done.stdout.split() == ["False", "True"]
-    assert "Building prefix dict" not in done.stderr  # jieba's own log stays quiet
