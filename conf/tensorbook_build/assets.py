@@ -27,6 +27,7 @@ import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import tinycss2
 from fontTools import subset
@@ -116,7 +117,7 @@ class SelectorFilter:
         )
 
 
-def _purge_rules(rules: list, keep: SelectorFilter) -> str:
+def _purge_rules(rules: list[Any], keep: SelectorFilter) -> str:  # tinycss2's nodes, by .type
     out = []
     for rule in rules:
         if rule.type == "comment":
@@ -233,7 +234,7 @@ def lighten(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int
         before_size = font.stat().st_size
         subset_font(font, codepoints)
         sizes[str(font.relative_to(outdir))] = (before_size, font.stat().st_size)
-    if kept is not None:
+    if cache is not None and kept is not None:
         shutil.rmtree(cache, ignore_errors=True)  # only the newest results are worth keeping
         for name in (n for n, (_, after) in sizes.items() if after):
             (kept / name).parent.mkdir(parents=True, exist_ok=True)

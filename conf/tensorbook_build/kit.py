@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tensorbook_build.ledger import FOLDER
 from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
@@ -124,7 +125,7 @@ def run_kit(
     recorded: Path | None = None,
     budget: float = 600.0,
     only: Sequence[str] | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Run every step on ``device`` (or the steps named in ``only``), writing under ``out``.
 
     Returns the summary it writes.
@@ -252,7 +253,7 @@ def run_kit(
     if by_name["cpu-book"].status == "passed":
         figures["cpu_build_s"] = by_name["cpu-book"].seconds
         figures["build_ratio"] = round(by_name["book"].seconds / by_name["cpu-book"].seconds, 2)
-    summary = {
+    summary: dict[str, Any] = {  # what summary.json holds
         "device": device,
         "recorded_into": str(recorded),
         "total_s": round(time.perf_counter() - started, 1),
@@ -265,14 +266,14 @@ def run_kit(
     return summary
 
 
-def _text(summary: dict[str, object]) -> str:
+def _text(summary: dict[str, Any]) -> str:
     lines = [f"tensorbook GPU kit on {summary['device']}: {summary['total_s']} s in all"]
-    for step in summary["steps"]:  # type: ignore[attr-defined]
+    for step in summary["steps"]:
         counts = ", ".join(f"{k} {v}" for k, v in step["counts"].items())
         lines.append(
             f"  {step['name']:<11} {step['status']:<8} {step['seconds']:>7} s  {counts}".rstrip()
         )
-    for name, value in summary["figures"].items():  # type: ignore[attr-defined]
+    for name, value in summary["figures"].items():
         shown = f"{value:.4g}" if isinstance(value, float) else value
         lines.append(f"  {name}: {shown}")
     lines.append(f"recordings written into {summary['recorded_into']}")
@@ -294,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.device, args.out, recorded=args.recorded, budget=args.budget, only=args.only
     )
     print((args.out / "summary.txt").read_text(encoding="utf-8"), end="")
-    failed = [s for s in summary["steps"] if s["status"] == "failed"]  # type: ignore[attr-defined]
+    failed = [s for s in summary["steps"] if s["status"] == "failed"]
     return 1 if failed else 0
 
 

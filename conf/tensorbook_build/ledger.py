@@ -301,7 +301,7 @@ def recording_from_notebook(
 
 def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, bytes]) -> Path:
     """Write one page's recording under ``root/<kind>/``, replacing its earlier figures."""
-    folder = root / data["kind"]
+    folder: Path = root / data["kind"]
     figure_folder = folder / data["page"]
     if figure_folder.is_dir():
         for old in figure_folder.glob("*.png"):
@@ -317,10 +317,13 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
 
 
 def _type_name(kind: object) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
-        kind,  # type: ignore[call-overload]
-        "an object" if isinstance(kind, dict) else "a list",
-    )
+    names: dict[object, str] = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+    }
+    return names.get(kind, "an object" if isinstance(kind, dict) else "a list")
 
 
 def _fail(path: Path, where: str, problem: str) -> RecordingError:
@@ -365,7 +368,9 @@ def _check(value: object, shape: object, path: Path, where: str) -> None:
         for number, item in enumerate(value):
             _check(item, shape[0], path, f"{where}[{number}]")
         return
-    ok = isinstance(value, shape) and not (shape is int and isinstance(value, bool))  # type: ignore[arg-type]
+    # the schema's leaves are types (str, int...)
+    ok = isinstance(shape, type) and isinstance(value, shape)
+    ok = ok and not (shape is int and isinstance(value, bool))
     if shape is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not ok:

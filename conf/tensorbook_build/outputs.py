@@ -15,7 +15,7 @@ import re
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from tensorbook_build.execute import page_code
 
@@ -28,7 +28,7 @@ _CATEGORIES = {"NotebookCellError": "A cell of the book failed"}
 _TIMEOUT = re.compile(r"after (\d+) seconds")
 
 
-def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
+def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) -> list[Any]:
     r"""Join stream chunks by concatenation, then let ``merge`` (MyST-NB's) do the rest.
 
     MyST-NB strips each chunk and appends a newline, so a line that the kernel
@@ -43,7 +43,8 @@ def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
     >>> join_streams(chunks, list)
     [{'output_type': 'stream', 'name': 'stdout', 'text': 'ab\n'}]
     """
-    joined, streams = [], {}
+    joined: list[Any] = []
+    streams: dict[str, Any] = {}  # each stream's one output, by name
     for output in outputs:
         if output["output_type"] != "stream":
             joined.append(output)
@@ -95,8 +96,8 @@ def describe_failure(page: str, source: str, cause: BaseException | None) -> str
                 "(mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.",
             ]
         )
-    if getattr(cause, "ename", None):
-        error = f"{cause.ename}: {cause.evalue}"
+    if ename := getattr(cause, "ename", None):  # nbclient's CellExecutionError
+        error = f"{ename}: {getattr(cause, 'evalue', '')}"
     else:
         error = type(cause).__name__ if cause else "no result"
     return "\n".join(

@@ -15,12 +15,14 @@ import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from jupyter_client.client import KernelClient
 from jupyter_client.provisioning import LocalProvisioner
 from myst_nb.core.execute.base import ExecutionError
+from myst_nb.core.render import MimeData, NbElementRenderer  # a MIME plugin's argument types
 from myst_nb.ext.glue.utils import PendingGlueReference
-from myst_nb.sphinx_ import NbMetadataCollector
+from myst_nb.sphinx_ import NbMetadataCollector, SphinxEnvType
 from myst_nb.sphinx_ import Parser as MystNbParser
 from sphinx.directives.code import container_wrapper
 from sphinx.environment import BuildEnvironment
@@ -32,7 +34,9 @@ __all__ = [
     "REACHES",
     "ExecutionError",
     "LocalProvisioner",
+    "MimeData",
     "MystNbParser",
+    "NbElementRenderer",
     "PendingGlueReference",
     "Reach",
     "adopt_kernel_info",
@@ -210,7 +214,7 @@ REACHES = (
 def current_signature(reach: Reach) -> str | None:
     """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
     found = reach.resolve()
-    if reach.signature is None:
+    if reach.signature is None or not callable(found):
         return None
     signature = inspect.signature(found)
     if not reach.names_only:
@@ -241,14 +245,16 @@ def failure_reporting() -> Callable[..., None]:
     return sphinx._cli.util.errors.handle_exception
 
 
-def stream_coalescing() -> Callable[[list], list]:
+def stream_coalescing() -> Callable[[list[Any]], list[Any]]:
     """The function MyST-NB's renderer merges stream outputs with now."""
     import myst_nb.core.render
 
     return myst_nb.core.render.coalesce_streams
 
 
-def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[list], list]:
+def patch_stream_coalescing(
+    replacement: Callable[[list[Any]], list[Any]],
+) -> Callable[[list[Any]], list[Any]]:
     """Make MyST-NB's renderer merge stream outputs with ``replacement``.
 
     Make MyST-NB's renderer merge stream outputs with ``replacement``; return the
@@ -257,13 +263,14 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
     import myst_nb.core.render
 
     original = myst_nb.core.render.coalesce_streams
-    myst_nb.core.render.coalesce_streams = replacement
+    # the type is a def with a parameter named outputs; MyST-NB passes it by position
+    myst_nb.core.render.coalesce_streams = replacement  # type: ignore[assignment]
     return original
 
 
-def adopt_kernel_info(client: object, reply: dict[str, Any]) -> None:
+def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
     """Let a kernel client adapt to the protocol version its kernel's ``reply`` names."""
-    client._handle_kernel_info_reply(reply)  # type: ignore[attr-defined]
+    client._handle_kernel_info_reply(reply)
 
 
 def patch_document_defaults() -> None:
@@ -286,12 +293,14 @@ def patch_document_defaults() -> None:
         return
     defaults = functools.cache(get_default_settings)
     original = myst_base.make_document
+    default_parser = inspect.signature(original).parameters["parser_cls"].default
 
     @functools.wraps(original)
     def make_document(source_path: str = "notset", parser_cls: Any = None) -> Any:  # noqa: ANN401
-        settings = copy.deepcopy(defaults(parser_cls or original.__defaults__[1]))
+        settings = copy.deepcopy(defaults(parser_cls or default_parser))
         return new_document(source_path, settings=settings)
 
+    # a mark on the function, so that a second call sees the patch (mypy knows no such field)
     make_document.computes_defaults_once = True  # type: ignore[attr-defined]
     myst_base.make_document = make_document
 
@@ -329,6 +338,7 @@ def patch_cache_truncation() -> None:
             with contextlib.suppress(KeyError):  # another reader dropped it first
                 self.remove_cache(pk)
 
+    # a mark on the function, as in patch_document_defaults; then the patch itself
     truncate_caches.one_query = True  # type: ignore[attr-defined]
     main.JupyterCacheBase.truncate_caches = truncate_caches  # type: ignore[method-assign]
 
@@ -339,12 +349,13 @@ def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
     Where MyST-NB writes executed notebooks and their images (it keeps its
     configuration on the environment, made at ``builder-inited``).
     """
-    env.mystnb_config = env.mystnb_config.copy(output_folder=folder)
+    mystnb_env = cast(SphinxEnvType, env)  # MyST-NB's type for the environment it fills
+    mystnb_env.mystnb_config = mystnb_env.mystnb_config.copy(output_folder=folder)
 
 
 def notebook_cache_path(env: BuildEnvironment) -> str:
     """The jupyter-cache folder MyST-NB executes into."""
-    return str(env.mystnb_config.execution_cache_path)
+    return str(cast(SphinxEnvType, env).mystnb_config.execution_cache_path)
 
 
 def register_search_language(code: str, language: type) -> None:
@@ -363,5 +374,5 @@ def chinese_search() -> type:
 
 def execution_record(env: BuildEnvironment, docname: str) -> dict[str, Any] | None:
     """How MyST-NB last executed a page: ``mtime``, ``runtime`` (seconds) and the rest."""
-    record = NbMetadataCollector.get_exec_data(env, docname)
+    record = NbMetadataCollector.get_exec_data(cast(SphinxEnvType, env), docname)
     return dict(record) if record else None

@@ -43,6 +43,7 @@ from tensorbook_build.extensions import folds
 from tensorbook_build.ledger import (
     FOLDER,
     TAG,
+    Cell,
     Recording,
     RecordingError,
     cell_module_hashes,
@@ -247,7 +248,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             logger.warning("tensorbook: %s", problem, location=docname)
 
 
-def _match(recording: Recording, index: int, source: str):  # noqa: ANN202 - Cell | None
+def _match(recording: Recording, index: int, source: str) -> Cell | None:
     """The recorded cell at ``index``, else the recorded marked cell with the same code."""
     by_index = {c.index: c for c in recording.cells}
     found = by_index.get(index)
@@ -337,7 +338,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     translate = get_translation("sphinx")
     env = app.env
     torch_version = importlib.metadata.version("torch")
-    rows = []
+    rows: list[list[nodes.Node | str]] = []
     for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
         if "kernelspec" not in env.metadata.get(page, {}):
             continue
@@ -380,7 +381,7 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
         return []
     fix = "it is written by nox -s compat: run it again, or restore the file"
     try:
-        runs = json.loads(path.read_text(encoding="utf-8"))
+        runs: list[dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))  # checked below
     except json.JSONDecodeError as error:
         msg = f"{path}: not JSON ({error}); {fix}"
         raise _fail(RecordingError(msg)) from None
@@ -426,11 +427,15 @@ def _digest(app: Sphinx, docname: str) -> str:
     return digest.hexdigest()
 
 
+def _recorded_digests(env: BuildEnvironment) -> dict[str, str]:
+    # kept in the environment (not the configuration): what each page was read with; an
+    # attribute Sphinx does not declare, so reached through the object's own dictionary
+    digests: dict[str, str] = vars(env).setdefault("tensorbook_recorded", {})
+    return digests
+
+
 def _note_digest(app: Sphinx, docname: str, source: list[str]) -> None:
-    # kept in the environment (not the configuration): what each page was read with
-    if not hasattr(app.env, "tensorbook_recorded"):
-        app.env.tensorbook_recorded = {}
-    app.env.tensorbook_recorded[docname] = _digest(app, docname)
+    _recorded_digests(app.env)[docname] = _digest(app, docname)
 
 
 def _outdated(
@@ -444,9 +449,7 @@ def _outdated(
 
 
 def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
-    if not hasattr(env, "tensorbook_recorded"):
-        env.tensorbook_recorded = {}
-    env.tensorbook_recorded.update(
+    _recorded_digests(env).update(
         {d: v for d, v in getattr(other, "tensorbook_recorded", {}).items() if d in docnames}
     )
 

@@ -9,7 +9,7 @@ the full report, in place of Sphinx's crash report.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TextIO
 
@@ -50,7 +50,7 @@ class CellReportingParser(MystNbParser):
             ) from None
 
 
-def _reporter(report: Path):  # noqa: ANN202 - the signature is Sphinx's handle_exception
+def _reporter(report: Path) -> Callable[..., None]:  # as Sphinx's handle_exception
     sphinx_report = failure_reporting()
 
     def handle_exception(
