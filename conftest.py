@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from tensorbook.device import DeviceUnavailableError, resolve_device
+from tensorbook.device import DeviceUnavailableError, choose_device, resolve_device
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook.seeding import seed_everything
 
@@ -38,16 +38,12 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     """Resolve the device once, and hand it on through the environment, so that the
     programs the tests start and the book's kernels use it too."""
-    given = config.getoption("--device")
-    spec = given or os.environ.get(DEVICE_VARIABLE, "").strip() or "cpu"
-    source = "--device" if given else f"${DEVICE_VARIABLE}" if spec != "cpu" else "the default"
     try:
-        device = resolve_device(spec)
+        choice = choose_device(config.getoption("--device"), given_by="--device", default="cpu")
     except (ValueError, DeviceUnavailableError) as error:
-        msg = f"cannot test on device {spec!r} (from {source}): {error}"
+        msg = f"cannot test: {error}"
         raise pytest.UsageError(msg) from None
-    os.environ[DEVICE_VARIABLE] = str(device)
-    config.option.device = str(device)
+    os.environ[DEVICE_VARIABLE] = config.option.device = choice.device
 
 
 @pytest.fixture(autouse=True)

@@ -209,9 +209,9 @@ def _browser_tools(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Build the book into build/html.
 
-    Build the book into build/html: English executes the pages, each translation then
-    reads their outputs. Pass --device cuda for a GPU build, --language xx (repeatable)
-    for some editions only; other arguments go to sphinx-build.
+    English executes the pages, each translation then reads their outputs. Pass --device
+    cuda for a GPU build, --language xx (repeatable) for some editions only; other arguments
+    go to sphinx-build.
     """
     _install(session, "docs")
     session.run("python", "-m", "tensorbook_build", *session.posargs)
@@ -221,9 +221,9 @@ def docs(session: nox.Session) -> None:
 def translate(session: nox.Session) -> None:
     """Refresh the catalogs in docs/locales after an English edit.
 
-    Refresh the catalogs in docs/locales after an English edit: extract the messages,
-    merge them into every language's catalogs (changed ones marked fuzzy, obsolete ones
-    removed), and list what is left to translate (not an error here; the tests fail on it).
+    Extract the messages, merge them into every language's catalogs (changed ones marked
+    fuzzy, obsolete ones removed), and list what is left to translate (not an error here;
+    the tests fail on it).
     """
     _install(session, "docs")
     session.run("python", "-m", "tensorbook_build.translate", "--update", success_codes=[0, 1])
@@ -365,7 +365,7 @@ def kit(session: nox.Session) -> None:
     """The GPU kit: doctests, tests, book, recording and speed targets into one folder.
 
     On a GPU machine without network, run ``python -m tensorbook_build.kit`` in its own
-    environment instead (README, "On a GPU"); here nox installs the pinned torch first.
+    environment instead (conf/README.md, "On a GPU"); here nox installs the pinned torch first.
     """
     _install(session, "test", "docs")
     session.run("python", "-m", "tensorbook_build.kit", *session.posargs)

@@ -204,14 +204,14 @@ def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
     page = docs / "index.md"
     assert f"{page}: code cell 2 (line 15) raised NameError: name 'name_that_does_not_exist'" in log
     assert "    y = name_that_does_not_exist + 1" in log  # the cell's source, quoted
-    # a few lines, not Sphinx's crash report; the traceback is in the file they name
+    # a few lines, not Sphinx's crash report; the traceback is in the file MyST-NB names
     assert "Loaded extensions" not in log
     assert "please open an issue" not in log.lower()
-    report = tmp_path / "out" / "doctrees" / SOURCE_LANGUAGE / "failure-report.txt"
-    assert f"(the full report: {report})" in log
-    assert "Traceback" in report.read_text(encoding="utf-8")
-    failure = log[log.index(f"{page}: code cell 2") :]
-    assert len(failure.strip().splitlines()) <= 4, failure
+    report = tmp_path / "out" / "html" / SOURCE_LANGUAGE / "reports" / "index.err.log"
+    assert f"traceback saved in: {report}" in log
+    assert "NameError" in report.read_text(encoding="utf-8")
+    failure = log[log.index(f"{page}: code cell 2") :].split("[tensorbook.cell]")[0]
+    assert len(failure.strip().splitlines()) <= 3, failure
 
 
 def test_an_edition_whose_inputs_did_not_change_is_not_built_again(tmp_path):

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 
 import pytest
 import torch
 
-from tensorbook.device import ENV_VAR, DeviceUnavailableError, describe_device, resolve_device
+from tensorbook.device import (
+    ENV_VAR,
+    DeviceUnavailableError,
+    choose_device,
+    describe_device,
+    resolve_device,
+)
 
 HAS_CUDA = torch.cuda.is_available()
 needs_no_cuda = pytest.mark.skipif(
@@ -32,6 +40,47 @@ def test_none_reads_the_environment_variable(monkeypatch):
 def test_none_without_the_variable_means_auto(monkeypatch):
     monkeypatch.delenv(ENV_VAR, raising=False)
     assert resolve_device(None) == resolve_device("auto")
+
+
+@pytest.mark.parametrize(
+    ("given", "environ", "source"),
+    [
+        ("cpu", {ENV_VAR: "tpu"}, "--device"),  # the argument, not the variable, is read
+        (None, {ENV_VAR: " cpu "}, f"environment variable {ENV_VAR}"),
+        (None, {ENV_VAR: " "}, "the default"),
+        (None, {}, "the default"),
+    ],
+)
+def test_a_choice_names_its_source(given, environ, source):
+    assert choose_device(given, environ, given_by="--device", default="cpu") == ("cpu", source)
+
+
+@pytest.mark.parametrize(
+    ("given", "environ", "source"),
+    [
+        ("tpu", {ENV_VAR: "cuda:99"}, "--device"),
+        (None, {ENV_VAR: "cuda:99"}, f"environment variable {ENV_VAR}"),
+        (None, {}, "the default"),
+    ],
+)
+def test_a_refusal_names_its_source_and_no_other(given, environ, source):
+    with pytest.raises((ValueError, DeviceUnavailableError)) as error:
+        choose_device(given, environ, given_by="--device", default="tpu")
+    message = str(error.value)
+    assert f"from {source})" in message
+    assert message.count("from") == 1, message
+
+
+def test_the_cpu_is_chosen_without_importing_torch():
+    """The book's build, on the CPU by default, chooses its device in a blink."""
+    code = (
+        "import sys; from tensorbook.device import choose_device; choose_device('cpu'); "
+        "print(sorted({'numpy', 'torch'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "[]\n"
 
 
 @pytest.mark.parametrize("spec", ["gpu", "cuda:", "cuda:x", "cuda:-1", "", "mps", "cpu:0"])

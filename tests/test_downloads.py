@@ -29,8 +29,7 @@ from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER
-from tensorbook_build.settings import LAYOUT
-from tensorbook_build.site import site_base_url
+from tensorbook_build.settings import LAYOUT, site_base_url
 from tensorbook_build.tools.server import serve
 from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tensorbook_build.wheel import FOLDER as WHEELS

@@ -15,7 +15,7 @@ import pytest
 from tensorbook_build.build import catalog_update_command, gettext_command, sphinx_command
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.extensions.editions import edition_links, translate_program_line
-from tensorbook_build.settings import LAYOUT
+from tensorbook_build.settings import LAYOUT, edition
 from tensorbook_build.tools.testing import (
     CHAPTERS,
     LANGUAGES,
@@ -200,8 +200,24 @@ def test_a_broken_catalog_stops_the_build_naming_file_and_line(tmp_path):
     assert result.returncode != 0
     assert f"{po}:{index + 2}: not a comment, keyword or quoted string" in log
     assert "Executing notebook" not in log  # stopped before any work
-    assert "Versions\n========" not in log  # not Sphinx's crash report: the full one is filed
-    assert "(the full report: " in log
+    assert "Versions\n========" not in log  # not Sphinx's crash report
+    assert "Traceback" not in log
+
+
+def test_what_a_language_needs_is_a_trait_of_its_edition_not_read_from_its_code():
+    """Search splitting and PDF punctuation follow Edition's fields, so that a language
+    code's prefix ("zh") decides nothing anywhere in the build."""
+    package = LAYOUT.conf / "tensorbook_build"
+    keyed = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"""startswith\(\s*["']zh|==\s*["']zh""", line)
+    ]
+    assert keyed == []
+    chinese = edition("zh_CN")
+    assert (chinese.word_splitter, chinese.cjk) == ("jieba", True)
+    assert (edition(SOURCE_LANGUAGE).word_splitter, edition(SOURCE_LANGUAGE).cjk) == ("", False)
 
 
 @pytest.mark.book

@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from tensorbook_build.build import build_lock, executed_pages
+from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
@@ -125,10 +125,10 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
 
 
 @pytest.mark.book
-def test_an_unavailable_device_stops_the_build_at_once(tmp_path, monkeypatch):
-    if torch.cuda.is_available():
-        pytest.skip("checks a machine without CUDA; this one has it")
-    monkeypatch.setenv(DEVICE_VARIABLE, "cuda")
+def test_an_unavailable_device_stops_the_build_at_once_naming_its_source(tmp_path, monkeypatch):
+    if torch.cuda.device_count() > 7:
+        pytest.skip("checks a machine without cuda:7; this one has it")
+    monkeypatch.setenv(DEVICE_VARIABLE, "cuda:7")
     result = subprocess.run(
         [sys.executable, "-m", "tensorbook_build", "--site", str(tmp_path / "html")],
         capture_output=True,
@@ -137,14 +137,27 @@ def test_an_unavailable_device_stops_the_build_at_once(tmp_path, monkeypatch):
     )
     assert result.returncode == 2
     log = result.stdout + result.stderr
-    first = log.strip().splitlines()
-    assert len(first) == 1, log  # one line, no traceback
-    assert first[0].startswith(
-        f"tensorbook_build: cannot build the book on device 'cuda' (from environment variable "
-        f"{DEVICE_VARIABLE}): "
-    )
-    assert "CUDA was asked for" in first[0]
+    lines = log.strip().splitlines()
+    assert len(lines) == 1, log  # one line, no traceback
+    assert lines[0].startswith("tensorbook_build: "), log
+    source = f"environment variable {DEVICE_VARIABLE}"
+    assert f"CUDA was asked for ('cuda:7', from {source}) but " in lines[0], log
+    assert lines[0].count("from") == 1, lines[0]  # the true source, and no other
     assert not (tmp_path / "html").exists()
+
+
+@pytest.mark.book
+def test_a_device_typed_into_sphinx_build_is_refused_naming_its_source(tmp_path):
+    result = subprocess.run(
+        sphinx_command(tmp_path / "html", device="cuda:99"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "CUDA was asked for ('cuda:99', from -D tensorbook_device) but " in log, log
+    assert "Traceback" not in log
 
 
 def test_printed_text_does_not_depend_on_how_it_was_chunked():

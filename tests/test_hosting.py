@@ -18,8 +18,7 @@ import pytest
 import yaml
 
 from tensorbook_build.links import broken_links
-from tensorbook_build.settings import language_tag
-from tensorbook_build.site import LOCAL_BASE_URL
+from tensorbook_build.settings import LOCAL_BASE_URL, language_tag
 from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, readme_command
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tensorbook_build.site import site_pages
+from tensorbook_build.settings import site_pages
 from tensorbook_build.tools import lighthouse
 from tensorbook_build.tools.lighthouse import CATEGORIES, GOAL, METRICS, audit_site, judge, table
 from tensorbook_build.tools.testing import LANGUAGES

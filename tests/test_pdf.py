@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tensorbook_build.pdf import missing_glyphs
-from tensorbook_build.site import pdf_name
+from tensorbook_build.settings import pdf_name
 from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, page
 
 pytestmark = pytest.mark.pdf

@@ -78,7 +78,7 @@ def test_an_unknown_device_is_a_one_line_error():
 def test_cuda_without_cuda_is_a_one_line_error():
     result = run("tensorbook.autograd_net", "--device", "cuda")
     assert result.returncode == 2
-    assert "error: CUDA was asked for ('cuda', from the argument)" in result.stderr
+    assert "error: CUDA was asked for ('cuda', from --device)" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -127,7 +127,7 @@ def test_the_device_check_that_the_build_sessions_run_first():
     bad = run("tensorbook.device", "tpu")
     assert bad.returncode == 2
     assert bad.stderr.strip() == (
-        "python -m tensorbook.device: unknown device 'tpu': "
+        "python -m tensorbook.device: unknown device 'tpu' (from the argument): "
         "expected 'auto', 'cpu', 'cuda' or 'cuda:N'"
     )
     if not torch.cuda.is_available():

@@ -71,18 +71,17 @@ def test_outside_git_the_environment_names_the_commit_or_nobody_does(tmp_path):
     assert source_commit(tmp_path, (), {}) is None
 
 
-def _context(repository_url: str, commit: str) -> dict:
+def _context(repository_url: str, commit: Commit) -> dict:
     config = SimpleNamespace(
         release="1.2.3",
-        tensorbook_commit=commit,
         tensorbook_repository=repository_url,
         tensorbook_base_url="https://example.org/book/",
         language="zh_CN",
-        tensorbook_pdf=False,
     )
     doctree = new_document("cuda")
     doctree["tensorbook_device_line"] = "Executed on CPU (x86_64) · torch 2.13.0"
-    context: dict = {}
+    # what html_context gives every page (config-inited)
+    context: dict = {"tensorbook_commit": commit, "tensorbook_has_pdf": False}
     adapter._on_html_page_context(
         SimpleNamespace(config=config), "cuda", "page.html", context, doctree
     )
@@ -90,7 +89,8 @@ def _context(repository_url: str, commit: str) -> dict:
 
 
 def test_a_configured_repository_gets_a_report_prefilled_with_the_page_and_the_build():
-    context = _context("https://github.com/o/tensorbook", "abcdef0123456789 2026-11-22 1")
+    commit = Commit("abcdef0123456789", "2026-11-22", modified=True)
+    context = _context("https://github.com/o/tensorbook", commit)
     url = urlsplit(context["tensorbook_report"])
     assert (url.netloc, url.path) == ("github.com", "/o/tensorbook/issues/new")
     query = parse_qs(url.query)
@@ -102,11 +102,10 @@ def test_a_configured_repository_gets_a_report_prefilled_with_the_page_and_the_b
         "Commit: abcdef0123456789 (2026-11-22) with uncommitted changes",
         "Device line: Executed on CPU (x86_64) · torch 2.13.0",
     ]
-    assert context["tensorbook_commit"] == Commit("abcdef0123456789", "2026-11-22", modified=True)
 
 
 def test_no_repository_no_report_link():
-    assert _context("", "abcdef0123456789 2026-11-22 0")["tensorbook_report"] == ""
+    assert _context("", Commit("abcdef0123456789", "2026-11-22"))["tensorbook_report"] == ""
 
 
 def test_an_unknown_commit_is_reported_as_such():

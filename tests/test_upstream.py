@@ -28,6 +28,7 @@ def test_each_private_name_is_where_it_was_and_takes_what_it_took(reach):
     except (ImportError, AttributeError) as error:
         pytest.fail(f"{reach.target} moved ({error}); the build uses it: {reach.why}")
     assert found is not None
+    assert reach.retired_by.strip(), f"{reach.target}: say what upstream change would retire it"
     assert upstream.current_signature(reach) == reach.signature, (
         f"{reach.target} changed its signature; the build was written for {reach.signature}: "
         f"{reach.why}"
@@ -35,7 +36,7 @@ def test_each_private_name_is_where_it_was_and_takes_what_it_took(reach):
 
 
 def test_a_moved_name_is_caught():
-    moved = upstream.Reach("sphinx.util.nodes:no_such_function", "()", "a test")
+    moved = upstream.PrivateAPI("sphinx.util.nodes:no_such_function", "()", "a test", "-")
     with pytest.raises(AttributeError):
         moved.resolve()
 

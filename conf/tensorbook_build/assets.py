@@ -1,4 +1,4 @@
-"""Light pages: only the CSS rules and icon glyphs the site can use.
+"""Light pages: the CSS purged of rules no page uses, the icon fonts cut to the glyphs shown.
 
 With its defaults the theme makes each page load about 2.2 MB of CSS and JavaScript:
 Font Awesome's SVG-and-JavaScript bundle (1.5 MB) draws icons that the theme's own
@@ -15,16 +15,18 @@ all of Bootstrap and all 2,000 icons. After each HTML build this extension
 The theme, its look and every icon the reader sees stay; the budget (500 KB of CSS, JS
 and fonts per page) is checked by the browser suite and printed by ``nox -s weights``.
 Static files are copied afresh by every build, so this runs on fresh copies each time
-(:mod:`tensorbook_build.extensions.assets` runs it after each HTML build).
+(:mod:`tensorbook_build.extensions.finish` runs it after each HTML build).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import re
 import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,7 @@ import tinycss2
 from fontTools import subset
 from fontTools.ttLib import TTFont
 
-from tensorbook_build.site import STATIC, is_page
+from tensorbook_build.settings import STATIC, is_page
 
 # fontTools reports every table it subsets at INFO, through the root logger
 logging.getLogger("fontTools.subset").setLevel(logging.WARNING)
@@ -43,6 +45,11 @@ ICON_FONTS = "vendor/fontawesome/webfonts"
 # A class name as a script or page may spell it; a trailing "-" marks a prefix that a
 # script completes at run time (Bootstrap's `bs-tooltip-${placement}`).
 _WORD = re.compile(r"[A-Za-z0-9_-]+")
+# what in a page can name a class: its class and id values, its scripts and styles
+_MARKUP_WORDS = re.compile(
+    r"""\s(?:class|id)=["']([^"']*)["']|<(?:script|style)\b[^>]*>(.*?)</(?:script|style)>""",
+    re.DOTALL | re.IGNORECASE,
+)
 _NAME_IN_SELECTOR = re.compile(r"[.#](-?[A-Za-z_][\w-]*)")
 # Inside these pseudo-classes a name need not be present for the rule to apply.
 _OPTIONAL_GROUP = re.compile(r":(?:not|is|where|has)\(")
@@ -50,23 +57,47 @@ _ICON_GLYPH = re.compile(r"--fa:\s*\"((?:\\[0-9a-fA-F]{1,6}\s?|[^\"\\])+)\"")
 _CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?")
 _GROUPING_RULES = {"media", "supports", "layer", "container"}
 INLINED_STYLE = re.compile(r'<style data-inlined="([^"]*)">.*?</style>', re.DOTALL)
-"""A stylesheet that :mod:`tensorbook_build.paint` put inside a page: its names are the
+"""A stylesheet that :mod:`tensorbook_build.inline_css` put inside a page: its names are the
 stylesheet's, not the page's."""
 
 
 def site_words(files: Iterable[Path]) -> set[str]:
     """Every word that could be a class or id name in the given pages and scripts.
 
+    A script's every word; of a page, its ``class`` and ``id`` values and the scripts
+    and styles it holds, but not its prose: an English word that happens to be a class
+    name ("active", "table") keeps no rule, and so the editions keep the same rules.
     The stylesheets a page holds inline (:data:`INLINED_STYLE`) are not its words.
 
-    >>> sorted(site_words([]))
-    []
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     page = Path(tmp, "page.html")
+    ...     _ = page.write_text('<p class="lead" id="top">an active table</p>'
+    ...                         '<script>el.classList.add("show")</script>')
+    ...     sorted(site_words([page]))
+    ['add', 'classList', 'el', 'lead', 'show', 'top']
     """
     words: set[str] = set()
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
-        words.update(_WORD.findall(INLINED_STYLE.sub("", text)))
+        if path.suffix == ".html":
+            text = " ".join(
+                value
+                for match in _MARKUP_WORDS.finditer(INLINED_STYLE.sub("", text))
+                for value in match.groups()
+                if value
+            )
+        words.update(_WORD.findall(text))
     return words
+
+
+def site_scripts(static: Path) -> list[Path]:
+    """The scripts of an edition's ``static`` folder whose words may name a class.
+
+    A translated edition's ``translations.js`` is Sphinx's catalog of English messages,
+    not code: its words would keep rules in that edition only.
+    """
+    return [p for p in static.rglob("*.js") if p.is_file() and p.name != "translations.js"]
 
 
 def _split_selectors(prelude: str) -> list[str]:
@@ -182,13 +213,29 @@ def subset_font(path: Path, codepoints: set[int]) -> None:
     font.save(path)
 
 
-def lighten(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
+def _copy_cached(kept: Path, outdir: Path) -> dict[str, tuple[int, int]] | None:
+    """Copy the results cached in ``kept`` into ``outdir``; their sizes, or ``None``.
+
+    The editions share the cache, so another one's build may replace it meanwhile:
+    then there is nothing to copy, and the results are made anew.
+    """
+    try:
+        recorded = json.loads((kept / "sizes.json").read_text(encoding="utf-8"))
+        for name, (_, after) in recorded.items():
+            if after:
+                shutil.copyfile(kept / name, outdir / name)
+    except FileNotFoundError:
+        return None
+    return {name: (before, after) for name, (before, after) in recorded.items()}
+
+
+def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
     """Purge every stylesheet and cut the icon fonts of one built edition.
 
-    With ``cache``, the results are kept there under a hash of everything they are made
-    from (the words of the pages and scripts, the stylesheets and fonts as the theme
-    ships them), and a build with the same inputs copies them instead of redoing the
-    work, which is most of a small rebuild's time.
+    With ``cache`` (one for every edition), the results are kept there under a hash of
+    everything they are made from (the class names the pages and scripts use, the
+    stylesheets and fonts as the theme ships them), and a build with the same inputs,
+    another edition's included, copies them instead of redoing the work.
 
     Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
     """
@@ -201,7 +248,7 @@ def lighten(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int
         if leftover.exists():
             sizes[str(leftover.relative_to(outdir))] = (leftover.stat().st_size, 0)
             leftover.unlink()
-    scripts = [p for p in static.rglob("*.js") if p.is_file()]
+    scripts = site_scripts(static)
     pages = [p for p in outdir.rglob("*.html") if is_page(p, outdir)]
     words = site_words([*pages, *scripts])
     sheets = sorted(static.rglob("*.css"))
@@ -217,12 +264,9 @@ def lighten(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int
     wanted = sorted(n for n in names if n in words or n.startswith(keep.prefixes))
     digest.update("\0".join(["", *wanted]).encode())
     kept = cache / digest.hexdigest() if cache is not None else None
-    if kept is not None and (kept / "sizes.json").is_file():
-        for name, before_after in json.loads((kept / "sizes.json").read_text()).items():
-            if before_after[1]:
-                shutil.copyfile(kept / name, outdir / name)
-            sizes[name] = tuple(before_after)
-        return sizes
+    found = _copy_cached(kept, outdir) if kept is not None else None
+    if found is not None:
+        return sizes | found
     codepoints: set[int] = set()
     for sheet in sheets:
         before = sheet.read_text(encoding="utf-8")
@@ -235,9 +279,16 @@ def lighten(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int
         subset_font(font, codepoints)
         sizes[str(font.relative_to(outdir))] = (before_size, font.stat().st_size)
     if cache is not None and kept is not None:
-        shutil.rmtree(cache, ignore_errors=True)  # only the newest results are worth keeping
+        # only the newest results are worth keeping; they are written aside, then moved
+        # in at once, so that no reader finds them half-written
+        shutil.rmtree(cache, ignore_errors=True)
+        writing = Path(tempfile.mkdtemp(prefix=f"{kept.name}.", dir=cache.parent))
         for name in (n for n, (_, after) in sizes.items() if after):
-            (kept / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(outdir / name, kept / name)
-        (kept / "sizes.json").write_text(json.dumps(sizes), encoding="utf-8")
+            (writing / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(outdir / name, writing / name)
+        (writing / "sizes.json").write_text(json.dumps(sizes), encoding="utf-8")
+        cache.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # another build moved the same results in
+            writing.rename(kept)
+        shutil.rmtree(writing, ignore_errors=True)
     return sizes

@@ -13,6 +13,7 @@ A build folder (``build/`` for ``nox -s docs``) holds::
     jupyter_execute/<language>/  the executed notebooks and their images
     .jupyter_cache/       executed outputs, shared by the editions
     fingerprints/<language>  what each edition was last built from
+    light-assets/, inline-css/  purged stylesheets and fonts, shared by the editions
     .build.lock           held by the build that is writing here
 """
 
@@ -34,13 +35,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from tensorbook.device import DeviceUnavailableError, choose_device
 from tensorbook_build import forkserver, launch
-from tensorbook_build.execute import (
-    OUTPUTS_READY_VARIABLE,
-    DeviceError,
-    kernel_environment,
-    resolve_build_device,
-)
+from tensorbook_build.execute import OUTPUTS_READY_VARIABLE, kernel_environment
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
@@ -51,8 +48,10 @@ from tensorbook_build.settings import (
     LAYOUT,
     SOURCE_LANGUAGE,
     Layout,
+    pdf_name,
+    site_base_url,
 )
-from tensorbook_build.site import pdf_name, site_base_url, write_site_files
+from tensorbook_build.site import write_site_files
 
 __all__ = [
     "BuildBusyError",
@@ -148,10 +147,11 @@ def gettext_command(
         str(pot_dir.parent / "doctrees" / "gettext"),
         "-D",
         "nb_execution_mode=off",
-        # unexecuted cells carry no kernel language, so their lexer is unknown; no matter,
-        # since code is not extracted
+        # unexecuted cells carry no kernel language, so their lexer is unknown, and a
+        # glued figure has no output to take its value from; no matter, since neither
+        # code nor values are extracted (a paragraph's message is its source text)
         "-D",
-        "suppress_warnings=myst-nb.lexer",
+        "suppress_warnings=myst-nb.lexer,mystnb.glue_ref",
         str(docs),
         str(pot_dir),
     ]
@@ -253,6 +253,7 @@ def edition_fingerprint(
             if (
                 not path.is_file()
                 or path.suffix == ".mo"  # compiled from the .po by the build itself
+                or path == layout.conf / "README.md"  # the maintainer's guide
                 or _NOT_INPUTS.intersection(relative.parts)
                 or any(path.is_relative_to(s) for s in skipped)
             ):
@@ -294,7 +295,8 @@ def build_site(
     """Build the editions into ``site/<language>``, then the files around them.
 
     The source edition, when wanted, runs first and executes the pages; the
-    translations then run side by side and read every output from the cache. Without
+    translations then run side by side and read every output from the cache, all on
+    ``device`` as :func:`tensorbook.device.choose_device` resolved it. Without
     ``capture`` each edition prints as it goes (the translations' output follows one
     another); with it, each edition's output is returned. Stops at the first edition
     that fails, and returns what was built, the failure last.
@@ -303,8 +305,6 @@ def build_site(
     ------
     ValueError
         For a language the settings do not list.
-    tensorbook_build.execute.DeviceError
-        For a device this machine cannot give, before anything runs.
     """
     wanted = list(LANGUAGES) if languages is None else list(languages)
     unknown = [code for code in wanted if code not in LANGUAGES]
@@ -314,7 +314,6 @@ def build_site(
             "(tensorbook_build.settings.EDITIONS)"
         )
         raise ValueError(msg)
-    device = resolve_build_device(device)
     environment = {**os.environ, **(env or {})}
 
     def command(language: str) -> list[str]:
@@ -461,17 +460,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=LAYOUT.site, help="default: build/html")
     parser.add_argument("--language", action="append", choices=list(LANGUAGES), dest="languages")
     parser.add_argument(
-        "--device", help=f"cpu (default), cuda or cuda:N; default: ${DEVICE_VARIABLE}, else cpu"
+        "--device", help=f"auto, cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else cpu)"
     )
     args, extra = parser.parse_known_args(argv)
-    if args.device is not None:
-        spec, source = args.device, "--device"
-    else:
-        spec = os.environ.get(DEVICE_VARIABLE, "").strip() or "cpu"
-        source = f"environment variable {DEVICE_VARIABLE}" if spec != "cpu" else "the default"
     try:
-        device = resolve_build_device(spec, source)
-    except DeviceError as error:
+        device = choose_device(args.device, given_by="--device", default="cpu").device
+    except (ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
         return 2
     try:

@@ -34,8 +34,7 @@ def read_catalog(po_path: Path) -> Catalog:
 def translations(po_path: Path) -> dict[str, str]:
     """A catalog's usable translations, as Sphinx uses them.
 
-    A catalog's usable translations, as Sphinx uses them: fuzzy and empty ones left
-    out; ``{}`` where there is no catalog.
+    Fuzzy and empty ones are left out; ``{}`` where there is no catalog.
 
     Examples
     --------

@@ -260,11 +260,11 @@ def notebook_for(
 ) -> nbformat.NotebookNode:
     """The page as a notebook.
 
-    The page as a notebook, opening with ``intro`` (its title, and how to install
-    what it imports) and the ``install`` code, ending with the ``closing`` cells; with
-    ``messages`` (a catalog), its prose in that language. Each build check
-    (:func:`is_build_check`) becomes a verdict (:func:`verdict_code`), with what the
-    book printed before it from ``checks`` (keyed by the check's stripped source).
+    It opens with ``intro`` (its title, and how to install what it imports) and the
+    ``install`` code, ending with the ``closing`` cells; with ``messages`` (a catalog), its
+    prose in that language. Each build check (:func:`is_build_check`) becomes a verdict
+    (:func:`verdict_code`), with what the book printed before it from ``checks`` (keyed by
+    the check's stripped source).
     """
     notebook: nbformat.NotebookNode = jupytext.read(source, fmt="md:myst")
     in_solution = False  # an exercise's solution stays checked, as the page checks it

@@ -6,11 +6,9 @@ text of its code cells and nothing else. The book's cells mostly call into
 so three more things decide a page's outputs: the package modules it imports, the
 device, and the torch version. The build therefore
 
-* resolves its device once (:func:`resolve_build_device`), failing at once if it
-  cannot be had;
-* hands the kernels that device, one intra-op thread each, and ``src`` first on
-  their path (:func:`kernel_environment`), so a page executes the very source that
-  was fingerprinted;
+* hands the kernels the device its driver resolved, one intra-op thread each, and
+  ``src`` first on their path (:func:`kernel_environment`), so a page executes the
+  very source that was fingerprinted;
 * appends to every page a hidden cell (:func:`context_cell`) whose comments name the
   device, the torch version and a hash of each ``tensorbook`` module the page
   imports, directly or not (:func:`page_dependencies`), so that jupyter-cache's key
@@ -31,14 +29,12 @@ from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
 
 __all__ = [
     "OUTPUTS_READY_VARIABLE",
-    "DeviceError",
     "context_cell",
     "is_text_notebook",
     "kernel_environment",
     "page_code",
     "page_dependencies",
     "page_hashes",
-    "resolve_build_device",
 ]
 
 PACKAGE = "tensorbook"
@@ -54,52 +50,12 @@ _CODE_CELL = re.compile(
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-class DeviceError(ValueError):
-    """The build was asked for a device it cannot have."""
-
-
-def resolve_build_device(spec: str, source: str = "--device") -> str:
-    """The device the kernels will use, as torch spells it.
-
-    Parameters
-    ----------
-    spec : str
-        ``cpu``, ``cuda``, ``cuda:N`` or ``auto``.
-    source : str
-        Where the setting came from, for the error message.
-
-    Raises
-    ------
-    DeviceError
-        Naming the setting, its source and what this machine has.
-
-    Examples
-    --------
-    >>> resolve_build_device(" CPU ")
-    'cpu'
-    >>> resolve_build_device("tpu", "TENSORBOOK_DEVICE")
-    Traceback (most recent call last):
-    ...
-    tensorbook_build.execute.DeviceError: cannot build the book on device 'tpu' (from TENSORBOOK_DEVICE): ...
-    """
-    if spec.strip().lower() == "cpu":
-        return "cpu"  # the common case needs no torch import, which keeps rebuilds fast
-    from tensorbook.device import DeviceUnavailableError, resolve_device
-
-    try:
-        return str(resolve_device(spec))
-    except (ValueError, DeviceUnavailableError) as error:
-        message = f"cannot build the book on device {spec!r} (from {source}): {error}"
-        raise DeviceError(message) from None
-
-
 def kernel_environment(
     device: str, src: Path, environ: Mapping[str, str] = os.environ
 ) -> dict[str, str]:
-    """The variables the build sets for its kernels.
+    """The kernels' variables: the device, ``src`` first on the path, one intra-op thread.
 
-    The variables the build sets for its kernels: the device, ``src`` first on the
-    path, and one intra-op thread (pages execute side by side).
+    One thread each, because pages execute side by side.
 
     Examples
     --------

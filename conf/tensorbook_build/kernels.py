@@ -166,7 +166,14 @@ class ReadyClient(AsyncKernelClient):
 
 
 class WarmProvisioner(LocalProvisioner):
-    """jupyter_client's local provisioner: kernels on Unix sockets, forked warm."""
+    """jupyter_client's local provisioner: kernels on Unix sockets, forked warm.
+
+    MyST-NB finds it through the kernel spec (:func:`write_kernel_spec`). Its next
+    release adds a ``kernel_manager_class`` setting (MyST-NB PRs #721, #725, unreleased
+    in 1.4): a kernel manager class of the book's could then give the pages' kernels this
+    provisioner and :class:`ReadyClient` without a spec on ``JUPYTER_PATH``; the fork
+    itself would stay here.
+    """
 
     sockets: Path | None = None
 

@@ -1,7 +1,7 @@
 """The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
 
 One command for a GPU machine without network, in an environment that has its own
-CUDA torch (2.11 or newer) and the wheels of ``nox -s wheels`` (README, "On a GPU").
+CUDA torch (2.11 or newer) and the wheels of ``nox -s wheels`` (conf/README.md, "On a GPU").
 Everything it writes is under ``DIR``; each step's output goes to ``DIR/logs/<step>.log``:
 
 1. ``device``: ``python -m tensorbook.device DEVICE`` (stops the kit without it);

@@ -92,12 +92,8 @@ def prepare(conf: Path, languages: Sequence[str]) -> None:
     Their Sphinx, forked from this process next, then finds it in memory; where this
     process cannot fork, there is nothing to share, and nothing is loaded.
     """
-    if not languages or _threads() != 1:
-        return
-    warm_up(conf)
-    from tensorbook_build.extensions.editions import warm_up as warm_up_search
-
-    warm_up_search(languages)
+    if languages and _threads() == 1:
+        warm_up(conf)
 
 
 class Forked:

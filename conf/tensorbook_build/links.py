@@ -1,7 +1,7 @@
 """Find every link to a missing page, file or anchor, naming both ends.
 
 Sphinx checks the cross-references it resolves itself; this checks what it wrote
-(:mod:`tensorbook_build.extensions.links` fails the build on what it finds):
+(:mod:`tensorbook_build.extensions.finish` fails the build on what it finds):
 every ``href`` and ``src`` of every built page, theme chrome and raw HTML included.
 An address that starts with ``/`` is reported too, since the book must work below a
 domain's root. Links that leave the edition's folder (``../<language>/...``) and addresses
@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from tensorbook_build.site import is_page
+from tensorbook_build.settings import is_page
 
 _LINKING_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src"}
 _METADATA_RELS = {"canonical", "alternate"}  # absolute by design, or another edition

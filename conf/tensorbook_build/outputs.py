@@ -5,26 +5,20 @@
 * A failed execution becomes a message that names the page, the cell (its number,
   its line in the page and its source) and the exception, or how long the cell ran
   before it was stopped, and says what to do.
-* Any failure of the build prints as that message, or the exception's own one line,
-  and the name of a file that holds the full report (:func:`report_failure`).
 """
 
 from __future__ import annotations
 
 import re
-import traceback
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any
 
 from tensorbook_build.execute import page_code
 
-__all__ = ["describe_failure", "join_streams", "report_failure"]
+__all__ = ["describe_failure", "join_streams"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RULE = re.compile(r"^-{18,}$", re.MULTILINE)  # nbclient's rules around the cell
-_WRAPPED = re.compile(r"\A([\w.]+): (.*)\Z", re.DOTALL)  # a reader's error, as -j reports it
-_CATEGORIES = {"NotebookCellError": "A cell of the book failed"}
 _TIMEOUT = re.compile(r"after (\d+) seconds")
 
 
@@ -56,27 +50,33 @@ def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) ->
     return merge(joined)
 
 
-def describe_failure(page: str, source: str, cause: BaseException | None) -> str:
-    r"""Name the page, the failing cell and its exception, from nbclient's error.
+def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
+    r"""Name the page, the failing cell and its exception, from MyST-NB's execution record.
 
-    The message quotes the cell and says what to do; the traceback is left to the
-    full report.
+    ``error`` is the record's exception name (nbclient's ``CellExecutionError`` or
+    ``CellTimeoutError``) and ``traceback`` its text, which quotes the cell between
+    two rules and ends with the kernel's own last line. The message quotes the cell
+    and says what to do; the traceback is left to the file MyST-NB saves it in.
 
     Examples
     --------
-    >>> class CellTimeoutError(TimeoutError): ...
     >>> page = ("```{code-cell} ipython3\nimport time\n```\n\n"
     ...         "```{code-cell} ipython3\nwhile True: pass\n```\n")
-    >>> error = CellTimeoutError("A cell timed out while it was being executed, after 120 "
+    >>> text = ("Traceback (most recent call last):\n  File ...\nnbclient.exceptions."
+    ...     "CellTimeoutError: A cell timed out while it was being executed, after 120 "
     ...     "seconds.\n------------------\nwhile True: pass\n------------------\n")
-    >>> print(describe_failure("docs/x.md", page, error))
+    >>> print(describe_failure("docs/x.md", page, "CellTimeoutError", text))
     docs/x.md: code cell 2 (line 6) did not finish in 120 seconds, and was stopped
         while True: pass
     If it needs longer, give the page more time in its front matter
     (mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.
     """
-    text = _ANSI.sub("", str(cause or "the notebook did not finish"))
-    parts = _RULE.split(text)
+    text = _ANSI.sub("", traceback)
+    # the exception's message: what follows the last frame of Python's traceback
+    frames = text.rpartition("Traceback (most recent call last):\n")[2].splitlines()
+    first = next((i for i, line in enumerate(frames) if not line.startswith(" ")), 0)
+    message = "\n".join(frames[first:]).partition(": ")[2]
+    parts = _RULE.split(message)
     cell = parts[1].strip("\n") if len(parts) >= 3 else ""
     where = "a code cell"
     if cell:
@@ -86,8 +86,8 @@ def describe_failure(page: str, source: str, cause: BaseException | None) -> str
         if numbers:
             where = f"code cell {numbers[0]}" + (f" (line {line})" if line else "")
     quoted = "\n".join(f"    {line}" for line in cell.splitlines())
-    timeout = _TIMEOUT.search(text)
-    if type(cause).__name__ == "CellTimeoutError" and timeout:
+    timeout = _TIMEOUT.search(message)
+    if error == "CellTimeoutError" and timeout:
         return "\n".join(
             [
                 f"{page}: {where} did not finish in {timeout[1]} seconds, and was stopped",
@@ -96,52 +96,12 @@ def describe_failure(page: str, source: str, cause: BaseException | None) -> str
                 "(mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.",
             ]
         )
-    if ename := getattr(cause, "ename", None):  # nbclient's CellExecutionError
-        error = f"{ename}: {getattr(cause, 'evalue', '')}"
-    else:
-        error = type(cause).__name__ if cause else "no result"
+    # the kernel's traceback ends with its exception's own line ("NameError: ...")
+    kernel = [line for line in parts[-1].splitlines() if line.strip()] if cell else []
     return "\n".join(
         [
-            f"{page}: {where} raised {error}",
+            f"{page}: {where} raised {kernel[-1] if kernel else error or 'no result'}",
             quoted,
             "Fix the cell, or tag it raises-exception if the book means to show this error.",
         ]
     )
-
-
-def report_failure(
-    exception: BaseException,
-    report: Path,
-    stderr: TextIO,
-    message_log: Iterable[str] = (),
-) -> None:
-    """Print a failed build's message in a few lines; write the full report to ``report``.
-
-    A build error (Sphinx's, or the book's own) says what failed, where and what to
-    do; anything else is a bug of the build, shown as its exception's last line. The
-    traceback and the build's log go to ``report``, which the message names.
-    """
-    report.parent.mkdir(parents=True, exist_ok=True)
-    # a parallel reader's error arrives wrapped, its own traceback as text
-    inner = getattr(exception, "traceback", "")
-    report.write_text(
-        "".join(traceback.format_exception(exception))
-        + (f"\nIn the process that read the page:\n{inner}" if inner else "")
-        + "\nThe build's log:\n"
-        + "".join(message_log),
-        encoding="utf-8",
-    )
-    category = getattr(exception, "category", None)
-    message = str(exception)
-    wrapped = _WRAPPED.match(message) if inner else None
-    if wrapped:
-        name = wrapped[1].rsplit(".", 1)[-1]
-        category = _CATEGORIES.get(name, name)
-        message = wrapped[2]
-    if isinstance(exception, KeyboardInterrupt):
-        headline = "Interrupted"
-    elif category:
-        headline = f"{category}: {message}"
-    else:
-        headline = f"The build failed: {type(exception).__name__}: {message}"
-    print(f"\n{headline}\n(the full report: {report})", file=stderr)

@@ -6,7 +6,7 @@ nothing (a page whose outputs are not there stops it, saying to build the site
 first). The fonts are Debian's (FreeFont for Latin text, Noto CJK for Chinese; see
 ``latex_elements`` in ``conf/conf.py``), and a PDF in which XeLaTeX found no glyph
 for a character is a failure, not a PDF with boxes in it. Each PDF is copied into
-its edition's folder of the site (:func:`tensorbook_build.site.pdf_name`), whose
+its edition's folder of the site (:func:`tensorbook_build.settings.pdf_name`), whose
 pages link it once the site is built again, which this does too.
 
 A failure says in a few lines what failed and names the log that holds the rest.
@@ -25,8 +25,7 @@ from pathlib import Path
 
 from tensorbook_build.build import BuildBusyError, build_site, executed_pages, sphinx_command
 from tensorbook_build.provenance import SOURCES, source_commit
-from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout
-from tensorbook_build.site import pdf_name
+from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout, pdf_name
 
 __all__ = ["DEBIAN_PACKAGES", "PdfError", "build_pdf", "install_tex", "main", "missing_glyphs"]
 

@@ -15,7 +15,6 @@ that device (the GPU kit does, so that it executes them once).
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import re
 import shlex
@@ -27,9 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tensorbook.device import DeviceUnavailableError, choose_device
 from tensorbook.wording import DEVICE_LINE
 from tensorbook_build.build import build_site
-from tensorbook_build.execute import DeviceError, resolve_build_device
 from tensorbook_build.ledger import (
     FOLDER,
     device_kind,
@@ -157,10 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="build folder; default build/record/<device>")
     parser.add_argument("--from-build", type=Path, help="record from this executed build")
     args = parser.parse_args(argv)
-    spec = args.device or os.environ.get(DEVICE_VARIABLE, "").strip() or "cpu"
     try:
-        device = resolve_build_device(spec, "--device" if args.device else DEVICE_VARIABLE)
-    except DeviceError as error:
+        device = choose_device(args.device, given_by="--device", default="cpu").device
+    except (ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook_build.record: {error}", file=sys.stderr)
         return 2
     command = "python -m tensorbook_build.record " + shlex.join(

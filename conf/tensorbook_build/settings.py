@@ -1,4 +1,4 @@
-"""The one place that says what the book is made of: its editions, its paths, its device.
+"""The one place that says what the book is made of: its editions, paths, device and site.
 
 ``conf/conf.py``, the build driver, the extensions, the templates (through the page
 context) and the tests read these. Adding an edition is one line in ``EDITIONS`` and
@@ -16,8 +16,11 @@ True
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tensorbook.environment import DEVICE_VARIABLE
 
@@ -28,11 +31,20 @@ __all__ = [
     "KERNEL_THREADS",
     "LANGUAGES",
     "LAYOUT",
+    "LOCAL_BASE_URL",
+    "NOT_SITE_PAGES",
     "PROJECT",
     "SOURCE_LANGUAGE",
+    "STATIC",
     "Edition",
     "Layout",
+    "edition",
+    "is_page",
     "language_tag",
+    "pdf_name",
+    "relative_root",
+    "site_base_url",
+    "site_pages",
 ]
 
 
@@ -59,11 +71,20 @@ class Edition:
     locale : str, optional
         Open Graph's ``language_TERRITORY``; by default the code, where it has a
         territory, else the code alone.
+    word_splitter : str, optional
+        ``"jieba"`` for a language written without spaces between words, whose search
+        index jieba splits (Sphinx's Chinese search); by default, Sphinx's own.
+    cjk : bool, optional
+        Whether the text is Chinese, Japanese or Korean, which the PDF sets with
+        full-width punctuation (every edition loads the CJK fonts: the glossary shows
+        Chinese terms in English too).
     """
 
     code: str
     name: str
     locale: str = ""
+    word_splitter: str = ""
+    cjk: bool = False
 
     @property
     def tag(self) -> str:
@@ -78,7 +99,7 @@ class Edition:
 
 EDITIONS = (
     Edition("en", "English", locale="en_US"),
-    Edition("zh_CN", "简体中文"),
+    Edition("zh_CN", "简体中文", word_splitter="jieba", cjk=True),
 )
 """The book's editions, the source first; every other one is built from the catalogs."""
 
@@ -87,6 +108,14 @@ SOURCE_LANGUAGE = EDITIONS[0].code
 
 LANGUAGES = {edition.code: edition.name for edition in EDITIONS}
 """Each edition's code and name, in the order the switcher lists them."""
+
+
+def edition(code: str) -> Edition:
+    """The edition of the language ``code``; ``KeyError`` for one the book has not."""
+    for candidate in EDITIONS:
+        if candidate.code == code:
+            return candidate
+    raise KeyError(code)
 
 
 @dataclass(frozen=True)
@@ -144,3 +173,75 @@ one kernel per core, and the kernels are most of a cold build's time."""
 KERNEL_THREADS = 1
 """Intra-op threads per kernel: pages run side by side, and one thread each also keeps
 float sums, and so printed digits, independent of how many cores the machine has."""
+
+
+# -- Where things are in the built site ---------------------------------------------------
+
+LOCAL_BASE_URL = "http://localhost:8000/"
+"""Where ``python -m http.server -d build/html`` serves a local build."""
+NOT_SITE_PAGES = {"search.html", "genindex.html"}
+"""Pages a search engine should not list: they have no content of their own."""
+STATIC = "_static"
+"""The folder of a build's assets: files, not pages."""
+
+
+def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
+    """The address the site is published at, ending in ``/``.
+
+    ``TENSORBOOK_BASE_URL`` (set by the GitHub Pages workflow), else Read the Docs'
+    ``READTHEDOCS_CANONICAL_URL``, else where a local build is served.
+
+    Examples
+    --------
+    >>> site_base_url({"TENSORBOOK_BASE_URL": "https://example.org/tensorbook"})
+    'https://example.org/tensorbook/'
+    >>> site_base_url({})
+    'http://localhost:8000/'
+    >>> site_base_url({"TENSORBOOK_BASE_URL": "example.org/book"})
+    Traceback (most recent call last):
+    ...
+    ValueError: TENSORBOOK_BASE_URL must be an absolute http(s) address, not 'example.org/book'
+    """
+    for name in ("TENSORBOOK_BASE_URL", "READTHEDOCS_CANONICAL_URL"):
+        value = environ.get(name, "").strip()
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in {"http", "https"} or not parts.netloc:
+                msg = f"{name} must be an absolute http(s) address, not {value!r}"
+                raise ValueError(msg)
+            return value.rstrip("/") + "/"
+    return LOCAL_BASE_URL
+
+
+def relative_root(pagename: str) -> str:
+    """The relative path from a page up to its edition's folder.
+
+    Examples
+    --------
+    >>> relative_root("tensors"), relative_root("a/b")
+    ('', '../')
+    """
+    return "../" * pagename.count("/")
+
+
+def pdf_name(language: str) -> str:
+    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder.
+
+    Examples
+    --------
+    >>> pdf_name("pt_BR")
+    'tensorbook-pt_BR.pdf'
+    """
+    return f"{PROJECT}-{language}.pdf"
+
+
+def is_page(path: Path, folder: Path) -> bool:
+    """Whether ``path``, below ``folder``, is a page of the site rather than an asset."""
+    return path.suffix == ".html" and STATIC not in path.relative_to(folder).parts
+
+
+def site_pages(folder: Path) -> list[str]:
+    """Every page below ``folder``, as sorted paths relative to it."""
+    return sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if is_page(p, folder)
+    )

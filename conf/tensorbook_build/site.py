@@ -1,7 +1,4 @@
-"""The files at the site's root, around the editions.
-
-The files at the site's root, around the editions: the front door, the 404 page and
-the sitemap, and what every part of the build says about the site's pages.
+"""The files at the site's root, around the editions: the front door, 404 page and sitemap.
 
 :func:`write_site_files` writes them once every edition is built. None of them may
 assume that the site is served at a domain's root: the 404 page finds the book's
@@ -21,7 +18,6 @@ Kept extensions that were weighed for these files, and why each is not used:
 from __future__ import annotations
 
 import importlib.metadata
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,87 +25,21 @@ from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
 from tensorbook_build.catalogs import translations
-from tensorbook_build.settings import EDITIONS, LAYOUT, PROJECT, SOURCE_LANGUAGE, Edition, Layout
+from tensorbook_build.settings import (
+    EDITIONS,
+    LAYOUT,
+    NOT_SITE_PAGES,
+    PROJECT,
+    SOURCE_LANGUAGE,
+    STATIC,
+    Edition,
+    Layout,
+    site_pages,
+)
 from tensorbook_build.wheel import FOLDER as WHEELS
 from tensorbook_build.wheel import write_wheel
 
-__all__ = [
-    "LOCAL_BASE_URL",
-    "is_page",
-    "relative_root",
-    "site_base_url",
-    "site_pages",
-    "write_site_files",
-]
-
-LOCAL_BASE_URL = "http://localhost:8000/"
-"""Where ``python -m http.server -d build/html`` serves a local build."""
-NOT_SITE_PAGES = {"search.html", "genindex.html"}
-"""Pages a search engine should not list: they have no content of their own."""
-STATIC = "_static"
-"""The folder of a build's assets: files, not pages."""
-
-
-def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
-    """The address the site is published at, ending in ``/``.
-
-    ``TENSORBOOK_BASE_URL`` (set by the GitHub Pages workflow), else Read the Docs'
-    ``READTHEDOCS_CANONICAL_URL``, else where a local build is served.
-
-    Examples
-    --------
-    >>> site_base_url({"TENSORBOOK_BASE_URL": "https://example.org/tensorbook"})
-    'https://example.org/tensorbook/'
-    >>> site_base_url({})
-    'http://localhost:8000/'
-    >>> site_base_url({"TENSORBOOK_BASE_URL": "example.org/book"})
-    Traceback (most recent call last):
-    ...
-    ValueError: TENSORBOOK_BASE_URL must be an absolute http(s) address, not 'example.org/book'
-    """
-    for name in ("TENSORBOOK_BASE_URL", "READTHEDOCS_CANONICAL_URL"):
-        value = environ.get(name, "").strip()
-        if value:
-            parts = urlsplit(value)
-            if parts.scheme not in {"http", "https"} or not parts.netloc:
-                msg = f"{name} must be an absolute http(s) address, not {value!r}"
-                raise ValueError(msg)
-            return value.rstrip("/") + "/"
-    return LOCAL_BASE_URL
-
-
-def relative_root(pagename: str) -> str:
-    """The relative path from a page up to its edition's folder.
-
-    Examples
-    --------
-    >>> relative_root("tensors"), relative_root("a/b")
-    ('', '../')
-    """
-    return "../" * pagename.count("/")
-
-
-def pdf_name(language: str) -> str:
-    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder.
-
-    Examples
-    --------
-    >>> pdf_name("pt_BR")
-    'tensorbook-pt_BR.pdf'
-    """
-    return f"{PROJECT}-{language}.pdf"
-
-
-def is_page(path: Path, folder: Path) -> bool:
-    """Whether ``path``, below ``folder``, is a page of the site rather than an asset."""
-    return path.suffix == ".html" and STATIC not in path.relative_to(folder).parts
-
-
-def site_pages(folder: Path) -> list[str]:
-    """Every page below ``folder``, as sorted paths relative to it."""
-    return sorted(
-        p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if is_page(p, folder)
-    )
+__all__ = ["write_site_files"]
 
 
 @dataclass(frozen=True)
@@ -160,9 +90,9 @@ def _svg_data(svg: str) -> str:
 def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Path:
     """Write ``site/sitemap.xml``.
 
-    Write ``site/sitemap.xml``: every page of every edition, with its translations
-    as alternates. (No robots.txt: crawlers read one only at a domain's root, and the
-    book may be served below it.) A page that one edition lacks has no alternate there.
+    Every page of every edition, with its translations as alternates. (No robots.txt:
+    crawlers read one only at a domain's root, and the book may be served below it.) A page
+    that one edition lacks has no alternate there.
     """
     tags = {e.code: e.tag for e in editions}
     pages = {

@@ -65,8 +65,8 @@ def _shown(path: Path) -> str:
 def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
     """What is wrong inside one catalog.
 
-    What is wrong inside one catalog; with ``english`` (the page's messages), also
-    which messages the English no longer has, and which English ones the catalog lacks.
+    With ``english`` (the page's messages), also which messages the English no longer has,
+    and which English ones the catalog lacks.
 
     The header entry (empty msgid) is not a message and is never reported.
     """

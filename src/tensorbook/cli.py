@@ -8,7 +8,7 @@ from typing import Protocol
 
 import torch
 
-from tensorbook.device import DeviceUnavailableError, describe_device, resolve_device
+from tensorbook.device import DeviceUnavailableError, choose_device, describe_device
 from tensorbook.problem import STEPS, Problem, make_problem
 from tensorbook.seeding import DEFAULT_SEED
 
@@ -92,7 +92,7 @@ def parse_args(
         extra(parser)
     args = parser.parse_args(argv)
     try:
-        args.device = resolve_device(args.device)
+        args.device = torch.device(choose_device(args.device, given_by="--device").device)
     except (ValueError, DeviceUnavailableError) as error:
         parser.error(str(error))
     if cpu_only and args.device.type != "cpu":

@@ -1,10 +1,10 @@
 """Choose the device the book's programs run on, and say what ran them.
 
-The choice comes from an argument or, when the argument is ``None``, from the
-``TENSORBOOK_DEVICE`` environment variable; when neither is given it is
-``"auto"``. The accepted spellings are ``"auto"``, ``"cpu"``, ``"cuda"`` and
-``"cuda:N"``. Only ``"auto"`` may fall back to the CPU, and it says so; an
-explicit request for CUDA on a machine without it is an error.
+A request comes from an argument, else from the ``TENSORBOOK_DEVICE`` environment
+variable, else from a default; :func:`choose_device` resolves it once and says which
+of the three it came from. The accepted spellings are ``"auto"``, ``"cpu"``,
+``"cuda"`` and ``"cuda:N"``. Only ``"auto"`` may fall back to the CPU, and it says so;
+an explicit request for CUDA on a machine without it is an error naming its source.
 """
 
 from __future__ import annotations
@@ -14,17 +14,20 @@ import os
 import platform
 import re
 import sys
-from collections.abc import Sequence
-
-import numpy as np
-import torch
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill
 
+if TYPE_CHECKING:
+    import torch
+
 __all__ = [
     "ENV_VAR",
+    "Choice",
     "DeviceUnavailableError",
+    "choose_device",
     "describe_device",
     "main",
     "resolve_device",
@@ -43,8 +46,17 @@ class DeviceUnavailableError(RuntimeError):
     """A device was asked for by name but this machine does not have it."""
 
 
+class Choice(NamedTuple):
+    """A device, as torch spells it (``"cpu"``, ``"cuda:0"``), and where it was asked for."""
+
+    device: str
+    source: str
+
+
 def _cuda_inventory() -> str:
     """Say, in a few words, which CUDA devices this process can see."""
+    import torch
+
     if not torch.cuda.is_available():
         build = torch.version.cuda
         if build is None:
@@ -55,22 +67,38 @@ def _cuda_inventory() -> str:
     return f"{count} CUDA device{'s' if count != 1 else ''}: {names}"
 
 
-def resolve_device(spec: str | torch.device | None = None) -> torch.device:
-    """Turn a device request into a :class:`torch.device`.
+def choose_device(
+    given: str | torch.device | None = None,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    given_by: str = "the argument",
+    default: str = "auto",
+) -> Choice:
+    """Resolve a device request, and say where it came from.
 
     Parameters
     ----------
-    spec : str, torch.device or None
+    given : str, torch.device or None
         ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (any case, spaces
-        ignored), or a ``torch.device`` of type ``cpu`` or ``cuda``. ``None``
-        reads the ``TENSORBOOK_DEVICE`` environment variable, and means
-        ``"auto"`` when that is unset or empty.
+        ignored), or a ``torch.device`` of type ``cpu`` or ``cuda``. ``None`` reads
+        ``TENSORBOOK_DEVICE`` from ``environ``, and means ``default`` when that is
+        unset or empty.
+    environ : Mapping[str, str]
+        The environment to read.
+    given_by : str
+        What ``given`` was given by, as the source to name: ``"--device"``,
+        ``"-D tensorbook_device"``.
+    default : str
+        The request when neither is given: ``"auto"`` for the programs, ``"cpu"``
+        for the book's build and tests.
 
     Returns
     -------
-    torch.device
-        ``cuda:N`` for an explicit or automatic GPU choice, else ``cpu``.
-        ``"cuda"`` resolves to the current CUDA device, with its index.
+    Choice
+        The device, ``cuda:N`` for an explicit or automatic GPU choice, else
+        ``cpu`` (``"cuda"`` resolves to the current CUDA device, with its index);
+        and its source: ``given_by``, ``"environment variable TENSORBOOK_DEVICE"``
+        or ``"the default"``.
 
     Raises
     ------
@@ -87,54 +115,82 @@ def resolve_device(spec: str | torch.device | None = None) -> torch.device:
 
     Examples
     --------
-    >>> resolve_device("cpu")
-    device(type='cpu')
-    >>> resolve_device(" CPU ")
-    device(type='cpu')
-    >>> resolve_device("tpu")
+    >>> choose_device(" CPU ", given_by="--device")
+    Choice(device='cpu', source='--device')
+    >>> choose_device(None, {"TENSORBOOK_DEVICE": "cpu"})
+    Choice(device='cpu', source='environment variable TENSORBOOK_DEVICE')
+    >>> choose_device(None, {}, default="cpu")
+    Choice(device='cpu', source='the default')
+    >>> choose_device(None, {"TENSORBOOK_DEVICE": "tpu"})
     Traceback (most recent call last):
     ...
-    ValueError: unknown device 'tpu': expected 'auto', 'cpu', 'cuda' or 'cuda:N'
+    ValueError: unknown device 'tpu' (from environment variable TENSORBOOK_DEVICE): ...
     """
-    source = "argument"
-    if spec is None:
-        spec = os.environ.get(ENV_VAR, "").strip() or "auto"
-        source = f"environment variable {ENV_VAR}"
-    if isinstance(spec, torch.device):
-        if spec.type not in ("cpu", "cuda"):
-            msg = f"unsupported device type {spec.type!r}: expected {_SPELLINGS}"
-            raise ValueError(msg)
-        spec = str(spec)
-    if not isinstance(spec, str):
-        msg = f"device must be a str, torch.device or None, not {type(spec).__name__}"
-        raise TypeError(msg)
+    if given is not None:
+        source = given_by
+    elif environ.get(ENV_VAR, "").strip():
+        given, source = environ[ENV_VAR], f"environment variable {ENV_VAR}"
+    else:
+        given, source = default, "the default"
+    if not isinstance(given, str):
+        import torch  # free: whoever made a torch.device has imported it
 
-    text = spec.strip().lower()
+        if not isinstance(given, torch.device):
+            msg = f"device must be a str, torch.device or None, not {type(given).__name__}"
+            raise TypeError(msg)
+        if given.type not in ("cpu", "cuda"):
+            msg = f"unsupported device type {given.type!r} (from {source}): expected {_SPELLINGS}"
+            raise ValueError(msg)
+        given = str(given)
+    text = given.strip().lower()
     if text == "cpu":
-        return torch.device("cpu")
+        return Choice("cpu", source)
+    # only now: torch takes seconds to import, which the book's build on the CPU never pays
+    import torch
+
     if text == "auto":
         if torch.cuda.is_available():
-            return torch.device("cuda", torch.cuda.current_device())
+            return Choice(f"cuda:{torch.cuda.current_device()}", source)
         logger.warning(
-            "device 'auto': no CUDA device (%s), so running on the CPU", _cuda_inventory()
+            "device 'auto' (from %s): no CUDA device (%s), so running on the CPU",
+            source,
+            _cuda_inventory(),
         )
-        return torch.device("cpu")
+        return Choice("cpu", source)
 
     match = _CUDA_PATTERN.fullmatch(text)
     if match is None:
-        msg = f"unknown device {spec!r}: expected {_SPELLINGS}"
+        msg = f"unknown device {given!r} (from {source}): expected {_SPELLINGS}"
         raise ValueError(msg)
     if not torch.cuda.is_available():
         msg = (
-            f"CUDA was asked for ({spec!r}, from the {source}) but {_cuda_inventory()}; "
+            f"CUDA was asked for ({given!r}, from {source}) but {_cuda_inventory()}; "
             f"ask for 'cpu' or 'auto' instead"
         )
         raise DeviceUnavailableError(msg)
     index = torch.cuda.current_device() if match.group(1) is None else int(match.group(1))
     if index >= torch.cuda.device_count():
-        msg = f"{spec!r} was asked for (from the {source}) but there are {_cuda_inventory()}"
+        inventory = _cuda_inventory()
+        msg = f"CUDA was asked for ({given!r}, from {source}) but this machine has {inventory}"
         raise DeviceUnavailableError(msg)
-    return torch.device("cuda", index)
+    return Choice(f"cuda:{index}", source)
+
+
+def resolve_device(spec: str | torch.device | None = None) -> torch.device:
+    """The device :func:`choose_device` chooses for ``spec``, as a :class:`torch.device`.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown device 'tpu' (from the argument): expected 'auto', 'cpu', 'cuda' or 'cuda:N'
+    """
+    import torch
+
+    return torch.device(choose_device(spec).device)
 
 
 def describe_device(device: torch.device) -> str:
@@ -163,6 +219,9 @@ def describe_device(device: torch.device) -> str:
     >>> f"torch {torch.__version__}" in line, f"Python {platform.python_version()}" in line
     (True, True)
     """
+    import numpy as np
+    import torch
+
     count = torch.get_num_threads()
     threads = fill(THREADS if count != 1 else THREAD, count=count)
     if device.type == "cuda":

@@ -1,8 +1,7 @@
 """The environment variables the book's programs read.
 
-Kept apart from :mod:`tensorbook.device`, which imports torch, so that the
-book's build can name the variable it sets for the kernels without paying for
-that import on every build.
+The book's build sets them for its kernels; this module imports nothing, so
+naming them costs the build nothing.
 
 Examples
 --------
@@ -15,4 +14,4 @@ from __future__ import annotations
 __all__ = ["DEVICE_VARIABLE"]
 
 DEVICE_VARIABLE = "TENSORBOOK_DEVICE"
-"""Read by :func:`tensorbook.device.resolve_device` when no device is passed."""
+"""Read by :func:`tensorbook.device.choose_device` when no device is passed."""

@@ -18,7 +18,7 @@ import jupytext
 import nbformat
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
+from sphinx.util import logging
 
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import (
@@ -31,10 +31,11 @@ from tensorbook_build.downloads import (
     notebook_for,
     script_for,
 )
-from tensorbook_build.settings import SOURCE_LANGUAGE
-from tensorbook_build.site import relative_root
+from tensorbook_build.settings import SOURCE_LANGUAGE, relative_root
 from tensorbook_build.wheel import FOLDER as WHEELS
 from tensorbook_build.wheel import wheel_name
+
+logger = logging.getLogger(__name__)
 
 INTRO_TEMPLATE = "downloads-intro.html"
 COMPARE_TEMPLATE = "downloads-compare.html"
@@ -50,9 +51,8 @@ def chapters(app: Sphinx) -> list[str]:
     return sorted(docname for docname in app.env.found_docs if is_chapter(app, docname))
 
 
-def _write_downloads(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
+def write_downloads(app: Sphinx) -> None:
+    """Write each chapter's notebook and script into the edition's downloads folder."""
     folder = Path(app.outdir, FOLDER)
     if folder.exists():
         shutil.rmtree(folder)  # a page that is gone leaves no download behind
@@ -135,8 +135,14 @@ def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookN
     compared = [_printed(c) for c in cells if f"tag_{COMPARE}" in c["classes"]]
     device_line = next((p.split("\n")[0] for p in map(_printed, cells) if p), "")
     if len(compared) != tagged or not all(compared) or not device_line:
-        msg = f"{docname}: a cell tagged {COMPARE} printed nothing for the download to compare"
-        raise ExtensionError(msg)
+        logger.error(
+            "a cell tagged %s printed nothing for the download to compare",
+            COMPARE,
+            location=docname,
+            type="tensorbook",
+            subtype="downloads",
+        )
+        return []
     words = tuple(
         app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
         for part in ("before", "after")
@@ -162,8 +168,6 @@ def _add_links(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the links and the writing of the downloads."""
+    """Register the header's links (extensions.finish writes the files they name)."""
     app.connect("html-page-context", _add_links)
-    # before the link check (950), which then finds the files the pages link to
-    app.connect("build-finished", _write_downloads, priority=800)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -21,28 +21,25 @@
 from __future__ import annotations
 
 import logging as std_logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
-from sphinx.errors import ConfigError
 from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.catalogs import catalog_errors, translations
-from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE
-from tensorbook_build.site import relative_root
+from tensorbook_build.extensions.outputs import stop
+from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, relative_root
 from tensorbook_build.upstream import (
     chinese_search,
     docname_to_domain,
     extract_messages,
-    patch_document_defaults,
-    register_search_language,
 )
 
 logger = logging.getLogger(__name__)
@@ -64,13 +61,13 @@ def edition_links(pagename: str, current: str) -> list[dict[str, str | bool]]:
     up = relative_root(pagename) + "../"
     return [
         {
-            "code": edition.code,
-            "name": edition.name,
-            "tag": edition.tag,
-            "href": f"{up}{edition.code}/{pagename}.html",
-            "current": edition.code == current,
+            "code": other.code,
+            "name": other.name,
+            "tag": other.tag,
+            "href": f"{up}{other.code}/{pagename}.html",
+            "current": other.code == current,
         }
-        for edition in EDITIONS
+        for other in EDITIONS
     ]
 
 
@@ -86,7 +83,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"language {config.language!r} is not one of the book's languages "
             f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
-        raise ConfigError(msg)
+        stop(msg)
     _name_the_pdf_parts(config)
     words = LAYOUT.search_words(config.language)
     if words.is_file():
@@ -101,26 +98,12 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"the {config.language} edition has no catalogs (looked in {where}); "
             "run `nox -s translate` to make them from the English pages"
         )
-        raise ConfigError(msg)
+        stop(msg)
     problems = [problem for path in catalogs for problem in catalog_errors(path)]
     if problems:
-        raise ConfigError("broken catalog, fix it and build again:\n" + "\n".join(problems))
-    if config.language.startswith("zh"):
-        _prepare_chinese_search()
-
-
-def warm_up(languages: Sequence[str]) -> None:
-    """Load ahead what the search of the editions in ``languages`` needs.
-
-    The build driver calls this while the source edition builds, before it forks the
-    translations' Sphinx from itself: a Chinese edition then finds jieba's dictionary
-    (about half a second to load) already in memory, and adds its own words to it.
-    """
-    if any(code.startswith("zh") for code in languages):
-        import jieba
-
-        jieba.setLogLevel(std_logging.WARNING)
-        jieba.initialize()
+        stop("broken catalog, fix it and build again:\n" + "\n".join(problems))
+    if edition(config.language).word_splitter == "jieba":
+        app.add_search_language(_chinese_search())
 
 
 def _name_the_pdf_parts(config: Config) -> None:
@@ -141,51 +124,25 @@ def _name_the_pdf_parts(config: Config) -> None:
     config.latex_elements = elements
 
 
-def _prepare_chinese_search() -> None:
+def _chinese_search() -> type:
+    """Sphinx's Chinese search (jieba splits the words), its page script naming its stemmer."""
     try:
         import jieba
     except ImportError:
-        msg = (
+        stop(
             "the Chinese search index needs jieba to split words; install the docs "
             "dependency group (pip install jieba)"
         )
-        raise ConfigError(msg) from None
-    # jieba logs its dictionary loading to stderr at DEBUG level
-    jieba.setLogLevel(std_logging.WARNING)
-    register_search_language("zh", _deferred_chinese_search())
-
-
-def _deferred_chinese_search() -> type:
-    """Sphinx's Chinese search, loading jieba's dictionary only when it is needed.
-
-    Sphinx's Chinese search, loading jieba's dictionary only once it splits text,
-    with its page script naming the stemmer it ships.
-
-    Sphinx makes its search language at every build, even one with nothing to
-    write, and the Chinese one loads jieba's dictionary on the spot: a second or
-    two added to every no-op rebuild.
-    """
-    from jieba import load_userdict
+    jieba.setLogLevel(std_logging.WARNING)  # it logs its dictionary's loading at DEBUG
 
     # a base class found when called (its module imports jieba), which mypy cannot follow
-    class DeferredChineseSearch(chinese_search()):  # type: ignore[misc]
+    class ChineseSearch(chinese_search()):  # type: ignore[misc]
         # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
         # but ships the English one that Chinese search uses for Latin words, so the
         # search page died with a ReferenceError (sphinx-doc/sphinx#14229).
         language_name = "English"
 
-        def __init__(self, options: dict[str, str]) -> None:
-            self._words = options.get("dict", "")
-            super().__init__({**options, "dict": ""})  # "" loads nothing
-
-        def split(self, input: str) -> list[str]:
-            if self._words:
-                load_userdict(self._words)
-                self._words = ""
-            words: list[str] = super().split(input)
-            return words
-
-    return DeferredChineseSearch
+    return ChineseSearch
 
 
 class UntranslatedMessages(SphinxTransform):
@@ -230,9 +187,8 @@ class UntranslatedMessages(SphinxTransform):
 def _front_matter(document: nodes.document) -> nodes.Element | None:
     """The page's metadata (``file_format: mystnb``...), if any.
 
-    The page's metadata (``file_format: mystnb``...), if any: a field list opening the
-    page, which docutils' DocInfo transform later takes out of the text, and which the
-    gettext builder therefore never extracts. The test is DocInfo's own.
+    A field list opening the page, which docutils' DocInfo transform later takes out of the
+    text, and which the gettext builder therefore never extracts. The test is DocInfo's own.
     """
     # PreBibliographic is a category (a mixin, not a Node), as docutils' own DocInfo
     # passes it; the stubs take only Node classes
@@ -315,8 +271,6 @@ def _on_html_page_context(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the checks, the transform and the switcher's context."""
-    # a translated edition renders each of its messages as a document of its own
-    patch_document_defaults()
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
     app.connect("doctree-resolved", _translate_outputs)

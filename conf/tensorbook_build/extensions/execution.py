@@ -2,10 +2,11 @@
 
 The kernels' device and environment, and each page's cache key:
 
-* ``config-inited``: resolves ``tensorbook_device`` (a clear error if it cannot be
-  had) and sets the kernels' environment and their kernel spec (IPC, not TCP), and
-  the context whose change makes Sphinx read every page again (the device, torch, the
-  build's own code);
+* ``setup``: an ``env_version`` made of torch's version and the build's own code, so
+  that a change of either makes Sphinx read every page again;
+* ``config-inited``: resolves ``tensorbook_device``, which the driver gives resolved
+  and ``sphinx-build -D`` may give as typed (a clear error if it cannot be had), and
+  sets the kernels' environment and their kernel spec (IPC, not TCP);
 * ``source-read``: appends the hidden context cell to every MyST-NB page and tells
   Sphinx that the page depends on the modules it imports, so that editing one
   re-reads, and so re-executes, only the pages that import it;
@@ -25,24 +26,24 @@ import contextlib
 import hashlib
 import importlib.metadata
 import os
+import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 
+from tensorbook.device import DeviceUnavailableError, choose_device
 from tensorbook_build import forkserver
 from tensorbook_build.execute import (
     OUTPUTS_READY_VARIABLE,
-    DeviceError,
     context_cell,
     is_text_notebook,
     kernel_environment,
     page_hashes,
-    resolve_build_device,
 )
+from tensorbook_build.extensions.outputs import stop
 from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.upstream import (
@@ -56,9 +57,9 @@ logger = logging.getLogger(__name__)
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
     try:
-        device = resolve_build_device(config.tensorbook_device, "tensorbook_device")
-    except DeviceError as error:
-        raise ConfigError(str(error)) from None
+        device = choose_device(config.tensorbook_device, given_by="-D tensorbook_device").device
+    except (ValueError, DeviceUnavailableError) as error:
+        stop(str(error))
     config.tensorbook_device = device
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
     if not config.tensorbook_warm_kernels:
@@ -68,13 +69,11 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
     )
-    torch_version = importlib.metadata.version("torch")
-    # a change of any of these makes Sphinx re-read every page, and so re-key every notebook
-    config.tensorbook_context = f"device {device}, torch {torch_version}, {KERNEL_THREADS} threads"
-    # ... and so does an edit to the build's own code: Sphinx would otherwise keep the
-    # pages it read with the old extensions, and write only those whose source changed
-    config.tensorbook_build_code = code_digest(Path(__file__).resolve().parents[1])
-    logger.info("tensorbook: executing pages on %s with torch %s", device, torch_version)
+    logger.info("tensorbook: executing pages on %s with torch %s", device, _torch_version())
+
+
+def _torch_version() -> str:
+    return importlib.metadata.version("torch")
 
 
 def code_digest(package: Path) -> str:
@@ -106,7 +105,10 @@ def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     ).items():
         app.env.note_dependency(str(path))
         hashes[name] = digest
-    source[0] += context_cell(app.config.tensorbook_context, hashes)
+    context = (
+        f"device {app.config.tensorbook_device}, torch {_torch_version()}, {KERNEL_THREADS} threads"
+    )
+    source[0] += context_cell(context, hashes)
 
 
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -155,6 +157,9 @@ def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
 
 
 def _on_builder_inited(app: Sphinx) -> None:
+    # MyST-NB saves a failed page's traceback in the edition's folder: a later build
+    # must not publish it
+    shutil.rmtree(Path(app.outdir, "reports"), ignore_errors=True)
     # MyST-NB writes executed notebooks and their images beside the output folder,
     # which, with one output folder per language inside the site, would publish them.
     if app.config.tensorbook_output_folder:
@@ -166,8 +171,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     """Register the configuration values and handlers."""
     app.add_config_value("tensorbook_device", "cpu", "env", types=[str])
     app.add_config_value("tensorbook_src_dir", str(LAYOUT.src), "env", types=[str])
-    app.add_config_value("tensorbook_context", "", "env", types=[str])
-    app.add_config_value("tensorbook_build_code", "", "env", types=[str])
     app.add_config_value("tensorbook_output_folder", "", "env", types=[str])
     # kernels forked from a warm server (tensorbook_build.forkserver); 0 starts each afresh,
     # which gives the same pages (tests/test_book.py builds the book both ways)
@@ -180,4 +183,14 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("env-before-read-docs", _on_before_read)
     app.connect("env-updated", _on_env_updated)
     app.connect("build-finished", _stop_fork_server)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    # A new torch, or an edit to the build's own code, makes Sphinx read every page again
+    # (the device is a setting of its own): each page is keyed anew, and none keeps what
+    # the old extensions made of it.
+    build_code = code_digest(Path(__file__).resolve().parents[1])
+    version = int(hashlib.sha256(f"{build_code} {_torch_version()}".encode()).hexdigest()[:12], 16)
+    return {
+        "version": "1",
+        "env_version": version,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

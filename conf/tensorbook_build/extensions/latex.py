@@ -5,9 +5,9 @@ English are the editions extension's; here, what needs the page tree or the lang
 
 * each page of the book is a chapter of the PDF, not a section of the root page's
   "Chapters" (:class:`LiftChapters`);
-* outside the Chinese edition, quotation marks, dashes and ellipses stay in the Latin
-  font: xeCJK, which every edition loads for its Chinese words, would set them full
-  width, right in Chinese and wrong between English words.
+* outside the CJK editions (``Edition.cjk``), quotation marks, dashes and ellipses
+  stay in the Latin font: xeCJK, which every edition loads for its Chinese words,
+  would set them full width, right in Chinese and wrong between English words.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from tensorbook_build.settings import edition
+
 LATIN_PUNCTUATION = r"""
 \xeCJKDeclareCharClass{Default}{"2013, "2014, "2018, "2019, "201C, "201D, "2026}
 """
 
 
 def _punctuation(app: Sphinx, config: Config) -> None:
-    if config.language.startswith("zh"):
+    if edition(config.language).cjk:
         return
     elements = dict(config.latex_elements)
     elements["preamble"] = elements.get("preamble", "") + LATIN_PUNCTUATION

@@ -3,7 +3,7 @@
 The canonical link (Sphinx's ``html_baseurl``) and sphinxext-opengraph's ``og:url``,
 ``og:image`` and description need the address each edition is published at: the
 site's base URL (``tensorbook_base_url``, see
-:func:`tensorbook_build.site.site_base_url`) and the edition's folder. They are
+:func:`tensorbook_build.settings.site_base_url`) and the edition's folder. They are
 metadata only, so the site still works wherever it is served. sphinxext-opengraph
 writes no ``og:locale``; this adds the edition's own.
 """

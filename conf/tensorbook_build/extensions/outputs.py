@@ -1,89 +1,56 @@
-"""Sphinx adapter for :mod:`tensorbook_build.outputs`.
+"""Sphinx adapter for :mod:`tensorbook_build.outputs`, and how the build stops.
 
-Exact stream text; a failed cell reported by page and cell, in serial and parallel
-builds alike (MyST-NB's own message names only the page, and in a parallel build its
-traceback is lost); and any failure of the build as a few lines that name a file with
-the full report, in place of Sphinx's crash report.
+* Stream text is joined exactly (MyST-NB's merging is replaced:
+  :func:`tensorbook_build.upstream.patch_stream_coalescing`).
+* A page whose execution failed is reported once it is read (``doctree-read``), as
+  sphinx-gallery reports a failing example: MyST-NB warns, saves the traceback in a
+  file it names and goes on; this adds one error that names the page, the cell, its
+  line and the exception, and says what to do. The build then fails at its end (-W).
+* :func:`stop` ends the build at once, for a setting it cannot go on with.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.errors import SphinxError
+from sphinx.util import logging
 
-from tensorbook_build.outputs import describe_failure, join_streams, report_failure
-from tensorbook_build.upstream import (
-    ExecutionError,
-    MystNbParser,
-    failure_reporting,
-    patch_failure_reporting,
-    patch_stream_coalescing,
-)
+from tensorbook_build.outputs import describe_failure, join_streams
+from tensorbook_build.upstream import execution_record, patch_stream_coalescing
 
-REPORT = "failure-report.txt"
-"""Where, in an edition's doctree folder, a failed build leaves its full report."""
+logger = logging.getLogger(__name__)
 
 
-class NotebookCellError(SphinxError):
-    """A code cell of a page raised an exception the page did not mark as expected."""
+def stop(message: str) -> NoReturn:
+    """End the build now, with ``message`` as its one error.
 
-    category = "A cell of the book failed"
-
-
-class CellReportingParser(MystNbParser):
-    """MyST-NB's parser, with failures reported by page and cell."""
-
-    def parse(self, inputstring: str, document: nodes.document) -> None:
-        """Parse and execute the page; a failed cell raises :class:`NotebookCellError`."""
-        try:
-            super().parse(inputstring, document)
-        except ExecutionError as error:
-            page = document.settings.env.doc2path(document.settings.env.docname)
-            raise NotebookCellError(
-                describe_failure(str(page), inputstring, error.__cause__)
-            ) from None
+    Sphinx reports any exception an extension raises with its crash report (versions,
+    extensions, traceback: sphinx-doc/sphinx#14543); it lets ``SystemExit`` through,
+    so the build ends with the message alone, as Sphinx logs an error.
+    """
+    logger.error(message)
+    raise SystemExit(2)
 
 
-def _reporter(report: Path) -> Callable[..., None]:  # as Sphinx's handle_exception
-    sphinx_report = failure_reporting()
-
-    def handle_exception(
-        exception: BaseException,
-        /,
-        *,
-        stderr: TextIO = sys.stderr,
-        use_pdb: bool = False,
-        print_traceback: bool = False,
-        message_log: Collection[str] = (),
-        extensions: Collection[object] = (),
-    ) -> None:
-        if use_pdb or print_traceback:  # -P or -T: the maintainer asked for Sphinx's own
-            sphinx_report(
-                exception,
-                stderr=stderr,
-                use_pdb=use_pdb,
-                print_traceback=print_traceback,
-                message_log=message_log,
-                extensions=extensions,
-            )
-            return
-        report_failure(exception, report, stderr, message_log)
-
-    return handle_exception
+def _report_failed_execution(app: Sphinx, doctree: nodes.document) -> None:
+    docname = app.env.current_document.docname
+    record = execution_record(app.env, docname)
+    if not record or record.get("succeeded", True):
+        return
+    page = Path(app.env.doc2path(docname))
+    source = page.read_text(encoding="utf-8")
+    logger.error(
+        describe_failure(str(page), source, record["error"] or "", record["traceback"] or ""),
+        type="tensorbook",
+        subtype="cell",
+    )
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Patch MyST-NB's stream merging and Sphinx's crash report; replace MyST-NB's parser.
-
-    It replaces the parser, so it comes after ``myst_nb`` in ``extensions``.
-    """
+    """Replace MyST-NB's stream merging; report failed executions."""
     original = patch_stream_coalescing(lambda outputs: join_streams(outputs, original))
-    patch_failure_reporting(_reporter(Path(app.doctreedir) / REPORT))
-    app.add_source_parser(CellReportingParser, override=True)
+    app.connect("doctree-read", _report_failed_execution)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,7 +1,8 @@
 """Sphinx adapter for :mod:`tensorbook_build.provenance`: every page's footer.
 
-* ``config-inited``: reads the commit the source is (a change of it rewrites the
-  pages, re-reading and re-executing nothing) and the repository to report to;
+* ``config-inited``: reads the commit the source is and whether the edition's PDF
+  exists (a change of either rewrites the pages, re-reading nothing), and the
+  repository to report to;
 * ``doctree-resolved``: notes the page's device line, before a translated edition
   puts it into its own words (a report is read by the book's maintainers);
 * ``html-page-context``: gives ``provenance.html`` (``conf/_templates``) the version,
@@ -21,32 +22,25 @@ from sphinx.config import Config
 from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.provenance import (
     SOURCES,
-    Commit,
     report_url,
     repository_url,
     source_commit,
 )
-from tensorbook_build.site import pdf_name, relative_root
+from tensorbook_build.settings import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
 
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
-    commit = source_commit(Path(app.srcdir).parent, SOURCES)
-    config.tensorbook_commit = (
-        "" if commit is None else f"{commit.sha} {commit.date} {int(commit.modified)}"
-    )
     if not config.tensorbook_repository:
         config.tensorbook_repository = repository_url()
-    # the edition's PDF, where one was made before this build (python -m tensorbook_build.pdf)
-    config.tensorbook_pdf = Path(app.outdir, pdf_name(config.language)).is_file()
-
-
-def _commit(config: Config) -> Commit | None:
-    if not config.tensorbook_commit:
-        return None
-    sha, date, modified = config.tensorbook_commit.split(" ")
-    return Commit(sha, date, modified=modified == "1")
+    # What the footer shows of the build, given to the templates through html_context:
+    # a change of it (a new commit, a PDF made since) rewrites every page, re-reading none.
+    config.html_context = {
+        **config.html_context,
+        "tensorbook_commit": source_commit(Path(app.srcdir).parent, SOURCES),
+        "tensorbook_has_pdf": Path(app.outdir, pdf_name(config.language)).is_file(),
+    }
 
 
 def _note_device_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -66,12 +60,11 @@ def _on_html_page_context(
     doctree: nodes.document | None,
 ) -> None:
     config = app.config
-    commit = _commit(config)
+    commit = context["tensorbook_commit"]
     context["tensorbook_version"] = config.release
-    context["tensorbook_commit"] = commit
     context["tensorbook_report"] = ""
     context["tensorbook_pdf"] = ""
-    if config.tensorbook_pdf:
+    if context["tensorbook_has_pdf"]:
         context["tensorbook_pdf"] = relative_root(pagename) + pdf_name(config.language)
     if config.tensorbook_repository and doctree is not None:
         page = f"{config.tensorbook_base_url}{config.language}/{pagename}.html"
@@ -86,10 +79,8 @@ def _on_html_page_context(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the configuration values and the handlers."""
-    app.add_config_value("tensorbook_commit", "", "html", types=[str])
     # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
     app.add_config_value("tensorbook_repository", "", "html", types=[str])
-    app.add_config_value("tensorbook_pdf", False, "html", types=[bool])
     app.connect("config-inited", _on_config_inited)
     app.connect("doctree-resolved", _note_device_line, priority=400)  # before editions'
     app.connect("html-page-context", _on_html_page_context)

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build.extensions import folds
+
+logger = logging.getLogger(__name__)
 
 
 # docutils names its node classes in lower case; these follow it
@@ -94,8 +96,7 @@ def _check_pairs(_app: Sphinx, doctree: nodes.document) -> None:
 
 
 def _fail(node: nodes.Node, message: str) -> None:
-    where = f"{node.source}:{node.line}: {message}"
-    raise ExtensionError(where)
+    logger.error(message, location=node, type="tensorbook", subtype="solutions")
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from tensorbook.device import choose_device
 from tensorbook_build.build import build_site, executed_pages
 from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, Layout
 
@@ -111,13 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
     args = parser.parse_args(argv)
+    device = choose_device(args.device, given_by="--device").device  # before any copying
 
     tree = Path(tempfile.mkdtemp(prefix="tensorbook-bench-"))
     for part in ("docs", "conf", "src"):
         shutil.copytree(
             LAYOUT.root / part, tree / part, ignore=shutil.ignore_patterns("__pycache__")
         )
-    bench = Bench(tree, args.device, args.runs)
+    bench = Bench(tree, device, args.runs)
     print(f"a copy of the book in {tree}; medians of {args.runs} runs\n")
     print(f"{'':<44} {'median':>9} {'÷ torch':>9}")
 

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from tensorbook_build.settings import LAYOUT
-from tensorbook_build.site import site_pages
+from tensorbook_build.settings import LAYOUT, site_pages
 from tensorbook_build.tools.server import serve
 
 if TYPE_CHECKING:
@@ -155,7 +154,7 @@ def visit(page: Page, url: str, base_url: str) -> Visit:
     record.load_seconds = time.perf_counter() - start
     page.wait_for_load_state("networkidle")
     record.status = response.status if response is not None else None
-    # a page carries its stylesheets inside it (tensorbook_build.paint): they are CSS
+    # a page carries its stylesheets inside it (tensorbook_build.inline_css): they are CSS
     # the budget counts, though no request of their own brought them
     inline = page.evaluate(INLINE_CSS_BYTES)
     record.bytes_by_kind["css"] = record.bytes_by_kind.get("css", 0) + inline

@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tensorbook_build.settings import LAYOUT
-from tensorbook_build.site import site_pages
+from tensorbook_build.settings import LAYOUT, site_pages
 from tensorbook_build.tools.browser import CHROMIUM_ARGS, chromium_path
 from tensorbook_build.tools.server import serve
 

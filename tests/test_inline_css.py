@@ -1,4 +1,4 @@
-"""Pages that paint at once (tensorbook_build.paint), and the gzip the hosts serve with.
+"""Pages that paint at once (tensorbook_build.inline_css), and the gzip the hosts serve with.
 
 The fast tier rewrites a small made-up edition; ``test_lighthouse.py`` measures the
 real site in a browser.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tensorbook_build.assets import site_words
-from tensorbook_build.paint import paint_at_once, stylesheet_text
+from tensorbook_build.inline_css import inline_stylesheets, stylesheet_text
 from tensorbook_build.tools.server import serve
 
 HEAD = """<!DOCTYPE html>
@@ -65,7 +66,7 @@ def _head(page: Path) -> str:
 
 
 def test_stylesheets_come_inline_with_only_the_rules_the_page_can_use(edition):
-    assert paint_at_once(edition) == 3
+    assert inline_stylesheets(edition) == 3
     head = _head(edition / "page.html")
     assert 'rel="stylesheet"' not in head
     styles = re.findall(r'<style data-inlined="([^"]*)">(.*?)</style>', head)
@@ -85,14 +86,14 @@ def test_stylesheets_come_inline_with_only_the_rules_the_page_can_use(edition):
 
 
 def test_a_page_in_a_folder_gets_addresses_from_its_own_folder(edition):
-    paint_at_once(edition)
+    inline_stylesheets(edition)
     head = _head(edition / "part" / "deep.html")
     assert 'url("../_static/fonts/x.woff2")' in head
     assert '<style data-inlined="../_static/page.css?v=2">' in head
 
 
 def test_scripts_are_deferred_in_their_order_and_the_search_is_on_its_page_only(edition):
-    paint_at_once(edition)
+    inline_stylesheets(edition)
     head = _head(edition / "page.html")
     assert '<script data-cfasync="false">document' in head  # the colour mode, before paint
     assert '<script defer src="_static/documentation_options.js?v=3"></script>' in head
@@ -109,13 +110,13 @@ def test_scripts_are_deferred_in_their_order_and_the_search_is_on_its_page_only(
 
 
 def test_rewriting_again_changes_nothing_and_follows_a_changed_stylesheet(edition):
-    paint_at_once(edition)
+    inline_stylesheets(edition)
     painted = (edition / "page.html").read_text(encoding="utf-8")
-    assert paint_at_once(edition) == 0
+    assert inline_stylesheets(edition) == 0
     assert (edition / "page.html").read_text(encoding="utf-8") == painted
     assert site_words([edition / "page.html"]).isdisjoint({"unused", "inner"})
     (edition / "_static" / "page.css").write_text(".used{padding:1px}")
-    assert paint_at_once(edition) == 3
+    assert inline_stylesheets(edition) == 3
     assert ".used{padding:1px}" in _head(edition / "page.html")
 
 
@@ -123,7 +124,7 @@ def test_a_stylesheet_from_another_host_is_refused(edition):
     page = edition / "page.html"
     page.write_text(page.read_text().replace("_static/page.css?v=2", "https://example.org/x.css"))
     with pytest.raises(ValueError, match="a stylesheet from elsewhere"):
-        paint_at_once(edition)
+        inline_stylesheets(edition)
 
 
 def test_a_stylesheet_that_imports_itself_is_refused(tmp_path):
@@ -169,3 +170,31 @@ def test_the_server_gzips_text_as_the_hosts_do(edition):
         status, headers, body = _get(served.base_url + "page.html", "gzip")
         assert (status, body) == (200, page)
         assert "Content-Encoding" not in headers
+
+
+def test_another_edition_reads_the_cuts_the_first_one_kept(edition, tmp_path_factory, monkeypatch):
+    """The editions share one cache folder: the second makes no cut of its own, and its
+    pages come out the same."""
+    from tensorbook_build import inline_css
+
+    work = tmp_path_factory.mktemp("work")
+    cache, other = work / "inline-css", work / "other"
+    shutil.copytree(edition, other)
+    inline_stylesheets(edition, cache=cache)
+    cuts = []
+    monkeypatch.setattr(inline_css, "purge_css", lambda css, _keep: cuts.append(css) or css)
+    inline_stylesheets(other, cache=cache)
+    assert cuts == []
+    assert _head(other / "page.html") == _head(edition / "page.html")
+    (other / "_static" / "page.css").write_text(".used{padding:2px}")  # a new stylesheet
+    inline_stylesheets(other, cache=cache)
+    assert len(cuts) == 1
+
+
+def test_a_page_s_prose_keeps_no_rule_but_its_markup_and_scripts_do(edition):
+    page = edition / "page.html"
+    page.write_text(HEAD.format(up="").replace(">text<", ">unused, as a word<"))
+    words = site_words([page])
+    assert "used" in words  # class="used"
+    assert "unused" not in words
+    assert "pagename" in words  # an inline script's

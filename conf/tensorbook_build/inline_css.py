@@ -1,9 +1,9 @@
-"""Pages that paint at once: nothing in a page's ``<head>`` waits on another download.
+"""Inline CSS, deferred scripts: nothing in a page's ``<head>`` waits on another download.
 
 A browser paints nothing until it has every stylesheet and every plain script of the
 page's ``<head>``; on a phone's network each is a round trip or more, and the theme
 asks for about twelve. After each HTML build (and after :func:`tensorbook_build.assets.
-lighten`), every page of the edition is rewritten so that
+purge`), every page of the edition is rewritten so that
 
 * its stylesheets come with it, inside ``<style>`` in its ``<head>``: each one cut
   down, with the same rule as :mod:`tensorbook_build.assets` but for this page's own
@@ -25,16 +25,24 @@ is made again from the current stylesheets, the same as a fresh one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import os
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
-from tensorbook_build.assets import INLINED_STYLE, SelectorFilter, purge_css, site_words
-from tensorbook_build.site import STATIC, is_page
+from tensorbook_build.assets import (
+    INLINED_STYLE,
+    SelectorFilter,
+    purge_css,
+    site_scripts,
+    site_words,
+)
+from tensorbook_build.settings import STATIC, is_page
 
 SEARCH_PAGE = "search.html"
 SEARCH_SCRIPTS = {"searchtools.js", "language_data.js", "searchindex.js"}
@@ -97,12 +105,22 @@ class _Purges:
     """Stylesheets cut down for a set of words, once for each distinct result.
 
     The words a cut depends on are only those the stylesheet could ask for, so pages
-    with different prose but the same class names share one cut.
+    with different prose but the same class names share one cut. With a ``cache``
+    folder (one for every edition) each cut is also kept there, and a later build, or
+    another edition's, reads it back; what no build used for a day is removed.
     """
 
-    def __init__(self, script_words: set[str]) -> None:
+    def __init__(self, script_words: set[str], cache: Path | None) -> None:
         self.script_words = script_words
+        self.cache = cache
         self.done: dict[str, str] = {}
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+            stale = time.time() - 86400
+            for old in cache.glob("*.css"):
+                with contextlib.suppress(FileNotFoundError):
+                    if old.stat().st_mtime < stale:
+                        old.unlink()
 
     def __call__(self, css: str, page_words: set[str]) -> str:
         keep = SelectorFilter(page_words | self.script_words)
@@ -110,8 +128,24 @@ class _Purges:
         wanted = sorted(n for n in names if keep(f".{n}"))
         key = hashlib.sha256("\0".join([css, *wanted]).encode()).hexdigest()
         if key not in self.done:
-            self.done[key] = purge_css(css, keep)
+            self.done[key] = self._kept(key) or self._keep(key, purge_css(css, keep))
         return self.done[key]
+
+    def _kept(self, key: str) -> str:
+        if self.cache is None:
+            return ""
+        try:
+            os.utime(self.cache / f"{key}.css")  # used: not stale
+            return (self.cache / f"{key}.css").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def _keep(self, key: str, css: str) -> str:
+        if self.cache is not None:  # written aside, then moved in at once
+            aside = self.cache / f"{key}.{os.getpid()}"
+            aside.write_text(css, encoding="utf-8")
+            aside.replace(self.cache / f"{key}.css")
+        return css
 
 
 def _rewrite_head(head: str, page: Path, outdir: Path, purges: _Purges, words: set[str]) -> str:
@@ -158,14 +192,17 @@ def _inline_style(address: str, page: Path, outdir: Path, purges: _Purges, words
     return f'<style data-inlined="{html.escape(address, quote=True)}">{css}</style>'
 
 
-def paint_at_once(outdir: Path, pages: Iterable[Path] | None = None) -> int:
+def inline_stylesheets(
+    outdir: Path, pages: Iterable[Path] | None = None, cache: Path | None = None
+) -> int:
     """Rewrite every page of one built edition (or those given) as the module says.
 
-    Returns how many pages changed.
+    ``cache`` is a folder where the cut stylesheets are kept for later builds and the
+    other editions. Returns how many pages changed.
     """
     static = outdir / STATIC
-    script_words = site_words(p for p in static.rglob("*.js") if p.is_file())
-    purges = _Purges(script_words)
+    script_words = site_words(site_scripts(static))
+    purges = _Purges(script_words, cache)
     changed = 0
     chosen = pages if pages is not None else outdir.rglob("*.html")
     for page in sorted(p for p in chosen if is_page(p, outdir)):

@@ -1,0 +1,61 @@
+"""What an HTML build does once its pages are written: one pipeline, in the order it runs.
+
+1. the chapters' downloads, a notebook and a script each
+   (:func:`tensorbook_build.extensions.downloads.write_downloads`);
+2. the light assets: the stylesheets purged of what no page uses, the icon fonts
+   cut to the glyphs shown (:func:`tensorbook_build.assets.purge`);
+3. the inline CSS: each page holds its purged stylesheets and defers its scripts, so
+   that it paints without waiting on another download
+   (:func:`tensorbook_build.inline_css.inline_stylesheets`);
+4. the link check, over everything written: a link to a missing page, file or anchor
+   is a warning on its page, which fails the strict build
+   (:func:`tensorbook_build.links.broken_links`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from tensorbook_build.assets import purge
+from tensorbook_build.extensions.downloads import write_downloads
+from tensorbook_build.inline_css import inline_stylesheets
+from tensorbook_build.links import broken_links
+
+logger = logging.getLogger(__name__)
+
+
+def _forget_copied_stylesheet(app: Sphinx) -> None:
+    # MyST-NB copies its stylesheet only where none is; the one there was purged
+    # against the previous build's pages
+    for sheet in Path(app.outdir, "_static").glob("mystnb.*.css"):
+        sheet.unlink()
+
+
+def _finish(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    site = Path(app.outdir)
+    work = Path(app.doctreedir).parents[1]  # the build folder, shared by the editions
+    write_downloads(app)
+    sizes = purge(site, cache=work / "light-assets")
+    before, after = (sum(pair[i] for pair in sizes.values()) >> 10 for i in (0, 1))
+    logger.info("light assets: %d files, %d KiB -> %d KiB", len(sizes), before, after)
+    rewritten = inline_stylesheets(site, cache=work / "inline-css")
+    logger.info("pages with their CSS inline: %d rewritten", rewritten)
+    for link in broken_links(site):
+        docname = link.page.removesuffix(".html")
+        location = docname if docname in app.env.all_docs else None
+        logger.warning(
+            "broken link: %s", link, location=location, type="tensorbook", subtype="link"
+        )
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register the pipeline."""
+    app.connect("builder-inited", _forget_copied_stylesheet)
+    # after MyST-NB copies its stylesheet into the site (priority 500)
+    app.connect("build-finished", _finish, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
