@@ -445,7 +445,7 @@ def _finish_editions(started: Sequence[_Started], *, capture: bool) -> list[Edit
         printed, _ = edition.process.communicate()
         if printed is not None and not capture:
             print(printed, end="", flush=True)
-        results.append(EditionBuild(edition.language, edition.process.returncode, printed or ""))
+        results.append(EditionBuild(edition.language, edition.process.wait(), printed or ""))
         if edition.process.returncode == 0:
             edition.stamp.parent.mkdir(parents=True, exist_ok=True)
             edition.stamp.write_text(edition.fingerprint, encoding="utf-8")

@@ -48,7 +48,7 @@ def translations(po_path: Path) -> dict[str, str]:
     return {
         m.id: m.string
         for m in catalog
-        if m.id and isinstance(m.id, str) and m.string and not m.fuzzy
+        if m.id and isinstance(m.id, str) and m.string and isinstance(m.string, str) and not m.fuzzy
     }
 
 

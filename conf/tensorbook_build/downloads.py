@@ -17,6 +17,7 @@ import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import jupytext
 import nbformat
@@ -43,7 +44,7 @@ DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without im
 HIDDEN = "remove-cell"
 
 
-def is_build_check(cell: Mapping[str, object]) -> bool:
+def is_build_check(cell: Mapping[str, Any]) -> bool:
     """Whether a cell asserts a claim about the machine that runs it.
 
     A hidden cell (``remove-cell``) or a cell whose output depends on the device
@@ -60,7 +61,7 @@ def is_build_check(cell: Mapping[str, object]) -> bool:
     >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2", "metadata": {}})
     False
     """
-    tags = cell.get("metadata", {}).get("tags", [])  # type: ignore[union-attr]
+    tags = cell.get("metadata", {}).get("tags", [])
     if cell.get("cell_type") != "code" or not {HIDDEN, DEVICE_DEPENDENT} & set(tags):
         return False
     try:
@@ -265,7 +266,7 @@ def notebook_for(
     (:func:`verdict_code`), with what the book printed before it from ``checks`` (keyed by
     the check's stripped source).
     """
-    notebook = jupytext.read(source, fmt="md:myst")
+    notebook: nbformat.NotebookNode = jupytext.read(source, fmt="md:myst")
     in_solution = False  # an exercise's solution stays checked, as the page checks it
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
@@ -312,4 +313,5 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
                 "except Exception as error:\n"
                 '    print(f"{type(error).__name__}: {error}")'
             )
-    return jupytext.writes(copy, fmt="py:percent")
+    script: str = jupytext.writes(copy, fmt="py:percent")  # jupytext is unannotated
+    return script

@@ -153,7 +153,7 @@ class ReadyClient(AsyncKernelClient):
         until = time.monotonic() + patience
         while (left := until - time.monotonic()) > 0:
             try:
-                message = await channel.get_msg(timeout=left)
+                message: dict[str, Any] = await channel.get_msg(timeout=left)
             except (TimeoutError, Empty):
                 return None
             if (
@@ -165,7 +165,7 @@ class ReadyClient(AsyncKernelClient):
         return None
 
 
-class WarmProvisioner(LocalProvisioner):  # type: ignore[misc]
+class WarmProvisioner(LocalProvisioner):
     """jupyter_client's local provisioner: kernels on Unix sockets, forked warm.
 
     MyST-NB finds it through the kernel spec (:func:`write_kernel_spec`). Its next
@@ -203,7 +203,8 @@ class WarmProvisioner(LocalProvisioner):  # type: ignore[misc]
             "cwd": cwd,
         }
         pid = int(request(Path(server), task))
-        self.process = ForkedKernel(pid)
+        # a stand-in for the Popen the field is typed as: the methods jupyter_client calls
+        self.process = ForkedKernel(pid)  # type: ignore[assignment]
         self.pid = self.pgid = pid  # the child made its own process group
         self.cwd = cwd
         return self.connection_info

@@ -127,10 +127,10 @@ class Forked:
 
     def wait(self) -> int:
         """Wait for the child to end; its exit status."""
-        while self.poll() is None:
+        while (code := self.poll()) is None:
             _, status = os.waitpid(self.pid, 0)
             self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
+        return code
 
     def communicate(self) -> tuple[str | None, None]:
         """Everything the child printed (when captured), once it has ended."""
@@ -162,7 +162,8 @@ def _run_sphinx(
         os.environ.clear()
         os.environ.update(wanted)
         # as `python -m sphinx` sets it: Sphinx names itself after it in what it prints
-        sys.argv = [importlib.util.find_spec("sphinx.__main__").origin, *arguments]
+        spec = importlib.util.find_spec("sphinx.__main__")
+        sys.argv = [(spec and spec.origin) or "sphinx", *arguments]
         from sphinx.cmd.build import main
 
         code = main(arguments)

@@ -43,14 +43,15 @@ class _PageParser(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         for key in ("id", "name") if tag == "a" else ("id",):
-            if values.get(key):
-                self.ids.add(values[key])
+            if value := values.get(key):
+                self.ids.add(value)
         attribute = _LINKING_ATTRIBUTES.get(tag)
-        if attribute is None or not values.get(attribute):
+        target = values.get(attribute) if attribute is not None else None
+        if not target:
             return
         if tag == "link" and _METADATA_RELS & set((values.get("rel") or "").split()):
             return
-        self.links.append(values[attribute])
+        self.links.append(target)
 
 
 def _parse(path: Path) -> _PageParser:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from tensorbook_build.execute import page_code
 
@@ -21,7 +22,7 @@ _RULE = re.compile(r"^-{18,}$", re.MULTILINE)  # nbclient's rules around the cel
 _TIMEOUT = re.compile(r"after (\d+) seconds")
 
 
-def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
+def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) -> list[Any]:
     r"""Join stream chunks by concatenation, then let ``merge`` (MyST-NB's) do the rest.
 
     MyST-NB strips each chunk and appends a newline, so a line that the kernel
@@ -36,7 +37,8 @@ def join_streams(outputs: list, merge: Callable[[list], list]) -> list:
     >>> join_streams(chunks, list)
     [{'output_type': 'stream', 'name': 'stdout', 'text': 'ab\n'}]
     """
-    joined, streams = [], {}
+    joined: list[Any] = []
+    streams: dict[str, Any] = {}  # each stream's one output, by name
     for output in outputs:
         if output["output_type"] != "stream":
             joined.append(output)

@@ -55,7 +55,7 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def translate_picture(svg: str, translate: Callable[[str], str]) -> str:
+def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
     """``svg`` with each marked word in ``translate``'s words, its fields kept.
 
     A word whose key or text no template matches is left as it is.
@@ -70,7 +70,7 @@ def translate_picture(svg: str, translate: Callable[[str], str]) -> str:
     def one(match: re.Match[str]) -> str:
         template = WORDS.get(match[3])
         fields = parse(template, unescape(match[4])) if template else None
-        if fields is None:
+        if template is None or fields is None:
             return match[0]
         words = translate(template) or template
         return match[1] + _escape(fill(words, **fields)) + match[5]

@@ -19,15 +19,17 @@ from pathlib import Path
 __all__ = ["module_name", "source_without_docstrings"]
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def _find(tree: ast.Module, dotted: str) -> ast.AST | None:
-    scope: ast.AST = tree
+def _find(tree: ast.Module, dotted: str) -> _Definition | None:
+    body, scope = tree.body, None
     for name in dotted.split("."):
-        found = [n for n in getattr(scope, "body", []) if isinstance(n, _DEFINITIONS)]
+        found = [n for n in body if isinstance(n, _DEFINITIONS)]
         scope = next((n for n in found if n.name == name), None)
         if scope is None:
             return None
+        body = scope.body
     return scope
 
 
@@ -42,8 +44,9 @@ def source_without_docstrings(text: str, dotted: str) -> str | None:
     for inner in ast.walk(node):
         if isinstance(inner, _DEFINITIONS) and ast.get_docstring(inner) is not None:
             doc = inner.body[0]
-            dropped.update(range(doc.lineno, doc.end_lineno + 1))
-    kept = [lines[i - 1] for i in range(first, node.end_lineno + 1) if i not in dropped]
+            dropped.update(range(doc.lineno, (doc.end_lineno or doc.lineno) + 1))
+    last = node.end_lineno or node.lineno  # parsed from source, so never None
+    kept = [lines[i - 1] for i in range(first, last + 1) if i not in dropped]
     # a blank line left where a docstring stood directly above the body is noise
     cleaned = [line for i, line in enumerate(kept) if line.strip() or (i and kept[i - 1].strip())]
     return textwrap.dedent("\n".join(cleaned)).strip("\n")

@@ -77,14 +77,18 @@ def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[Sta
             continue
         text = message.id if isinstance(message.id, str) else message.id[0]
         if english is not None and text not in english:
-            problems.append(StaleMessage(po_path, message.lineno, "no longer in the English", text))
+            problems.append(
+                StaleMessage(po_path, message.lineno or 0, "no longer in the English", text)
+            )
         elif message.fuzzy:
-            problems.append(StaleMessage(po_path, message.lineno, "fuzzy", text))
+            problems.append(StaleMessage(po_path, message.lineno or 0, "fuzzy", text))
         elif not message.string:
-            problems.append(StaleMessage(po_path, message.lineno, "untranslated", text))
+            problems.append(StaleMessage(po_path, message.lineno or 0, "untranslated", text))
     for message in catalog.obsolete.values():
         text = message.id if isinstance(message.id, str) else message.id[0]
-        problems.append(StaleMessage(po_path, message.lineno, "obsolete (#~), remove it", text))
+        problems.append(
+            StaleMessage(po_path, message.lineno or 0, "obsolete (#~), remove it", text)
+        )
     if english is not None:
         translated = {m.id for m in catalog if m.id}
         problems.extend(
@@ -98,7 +102,8 @@ def stale_messages(pot_dir: Path, locale_dir: Path, languages: list[str]) -> lis
     """Every message of every translation that does not follow the English pages."""
     problems = []
     english = {
-        pot.stem: {m.id for m in read_catalog(pot) if m.id} for pot in sorted(pot_dir.glob("*.pot"))
+        pot.stem: {m.id for m in read_catalog(pot) if m.id and isinstance(m.id, str)}
+        for pot in sorted(pot_dir.glob("*.pot"))
     }
     for language in languages:
         catalogs = locale_dir / language / "LC_MESSAGES"

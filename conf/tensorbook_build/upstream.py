@@ -15,10 +15,12 @@ import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from jupyter_client.client import KernelClient
 from jupyter_client.provisioning import LocalProvisioner
-from myst_nb.sphinx_ import NbMetadataCollector
+from myst_nb.core.render import MimeData, NbElementRenderer  # a MIME plugin's argument types
+from myst_nb.sphinx_ import NbMetadataCollector, SphinxEnvType
 from sphinx.directives.code import container_wrapper
 from sphinx.environment import BuildEnvironment
 from sphinx.util.i18n import docname_to_domain
@@ -28,6 +30,8 @@ from sphinx.util.nodes import extract_messages
 __all__ = [
     "REACHES",
     "LocalProvisioner",
+    "MimeData",
+    "NbElementRenderer",
     "PrivateAPI",
     "adopt_kernel_info",
     "chinese_search",
@@ -185,17 +189,21 @@ REACHES = (
 def current_signature(reach: PrivateAPI) -> str | None:
     """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
     found = reach.resolve()
-    return None if reach.signature is None else str(inspect.signature(found))
+    if reach.signature is None or not callable(found):
+        return None
+    return str(inspect.signature(found))
 
 
-def stream_coalescing() -> Callable[[list], list]:
+def stream_coalescing() -> Callable[[list[Any]], list[Any]]:
     """The function MyST-NB's renderer merges stream outputs with now."""
     import myst_nb.core.render
 
     return myst_nb.core.render.coalesce_streams
 
 
-def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[list], list]:
+def patch_stream_coalescing(
+    replacement: Callable[[list[Any]], list[Any]],
+) -> Callable[[list[Any]], list[Any]]:
     """Make MyST-NB's renderer merge stream outputs with ``replacement``.
 
     Return the original, which the replacement calls.
@@ -203,13 +211,14 @@ def patch_stream_coalescing(replacement: Callable[[list], list]) -> Callable[[li
     import myst_nb.core.render
 
     original = myst_nb.core.render.coalesce_streams
-    myst_nb.core.render.coalesce_streams = replacement
+    # the type is a def with a parameter named outputs; MyST-NB passes it by position
+    myst_nb.core.render.coalesce_streams = replacement  # type: ignore[assignment]
     return original
 
 
-def adopt_kernel_info(client: object, reply: dict[str, Any]) -> None:
+def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
     """Let a kernel client adapt to the protocol version its kernel's ``reply`` names."""
-    client._handle_kernel_info_reply(reply)  # type: ignore[attr-defined]
+    client._handle_kernel_info_reply(reply)
 
 
 def patch_cache_truncation() -> None:
@@ -245,6 +254,7 @@ def patch_cache_truncation() -> None:
             with contextlib.suppress(KeyError):  # another reader dropped it first
                 self.remove_cache(pk)
 
+    # a mark on the function, as in patch_document_defaults; then the patch itself
     truncate_caches.one_query = True  # type: ignore[attr-defined]
     main.JupyterCacheBase.truncate_caches = truncate_caches  # type: ignore[method-assign]
 
@@ -254,12 +264,13 @@ def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
 
     MyST-NB keeps its configuration on the environment, made at ``builder-inited``.
     """
-    env.mystnb_config = env.mystnb_config.copy(output_folder=folder)
+    mystnb_env = cast(SphinxEnvType, env)  # MyST-NB's type for the environment it fills
+    mystnb_env.mystnb_config = mystnb_env.mystnb_config.copy(output_folder=folder)
 
 
 def notebook_cache_path(env: BuildEnvironment) -> str:
     """The jupyter-cache folder MyST-NB executes into."""
-    return str(env.mystnb_config.execution_cache_path)
+    return str(cast(SphinxEnvType, env).mystnb_config.execution_cache_path)
 
 
 def chinese_search() -> type:
@@ -271,5 +282,5 @@ def chinese_search() -> type:
 
 def execution_record(env: BuildEnvironment, docname: str) -> dict[str, Any] | None:
     """How MyST-NB last executed a page: ``mtime``, ``runtime`` (seconds) and the rest."""
-    record = NbMetadataCollector.get_exec_data(env, docname)
+    record = NbMetadataCollector.get_exec_data(cast(SphinxEnvType, env), docname)
     return dict(record) if record else None

@@ -47,8 +47,8 @@ def _metadata(version: str) -> tuple[str, str]:
         "Metadata-Version: 2.1",
         f"Name: {meta['Name']}",
         f"Version: {version}",
-        f"Summary: {meta.get('Summary', '')}",
-        f"Requires-Python: {meta.get('Requires-Python', '>=3')}",
+        f"Summary: {meta.json.get('summary', '')}",  # PackageMetadata has get only from 3.12
+        f"Requires-Python: {meta.json.get('requires_python', '>=3')}",
         *(f"Requires-Dist: {requirement}" for requirement in meta.get_all("Requires-Dist") or []),
     ]
     scripts = sorted(

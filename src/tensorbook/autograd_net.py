@@ -117,6 +117,8 @@ def train(
         loss = (predict(x, w1, w2, relu) - y).pow(2).sum()
         log.record(step, loss)
         loss.backward()
+        assert w1.grad is not None  # backward has just filled both
+        assert w2.grad is not None
         with torch.no_grad():  # the update itself must not become part of the graph
             w1 -= lr * w1.grad
             w2 -= lr * w2.grad

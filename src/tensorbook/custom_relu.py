@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 import torch
-from torch.autograd.function import FunctionCtx
+from torch.autograd.function import BackwardCFunction, FunctionCtx
 
 from tensorbook import autograd_net, cli
 from tensorbook.problem import STEPS, Problem, as_tensors
@@ -54,9 +54,9 @@ class MyReLU(torch.autograd.Function):
         ctx.save_for_backward(h)
 
     @staticmethod
-    def backward(ctx: FunctionCtx, grad_output: torch.Tensor) -> torch.Tensor:
+    def backward(ctx: BackwardCFunction, grad_output: torch.Tensor) -> torch.Tensor:
         """The gradient with respect to ``h``: ``grad_output`` where ``h`` was positive."""
-        (h,) = ctx.saved_tensors  # type: ignore[attr-defined]
+        (h,) = ctx.saved_tensors
         grad_h = grad_output.clone()
         grad_h[h < 0] = 0
         return grad_h
@@ -70,7 +70,9 @@ def my_relu(h: torch.Tensor) -> torch.Tensor:
     >>> my_relu(torch.tensor([-3.0, 0.5], device=device)).tolist()
     [0.0, 0.5]
     """
-    return MyReLU.apply(h)
+    # torch leaves Function.apply unannotated: the call is untyped and returns Any
+    result: torch.Tensor = MyReLU.apply(h)  # type: ignore[no-untyped-call]
+    return result
 
 
 def check_gradient(device: torch.device, seed: int = 0, size: int = 20) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 from matplotlib.figure import Figure
+from torch.autograd.graph import Node
 
 from tensorbook import cli
 
@@ -88,7 +89,7 @@ def backward_graph(
         )
         raise ValueError(msg)
     leaf_names = {id(t): name for name, t in (names or {}).items()}
-    order: list[object] = []  # backward functions, in the order first reached
+    order: list[Node] = []  # backward functions, in the order first reached
     index: dict[int, int] = {}
     edges: list[list[int]] = []
     queue = [output.grad_fn]

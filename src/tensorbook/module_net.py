@@ -46,7 +46,8 @@ class TwoLayerNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The prediction for each row of ``x``."""
-        return self.output(torch.relu(self.hidden(x)))
+        prediction: torch.Tensor = self.output(torch.relu(self.hidden(x)))  # module calls: Any
+        return prediction
 
 
 class DynamicNet(nn.Module):
@@ -88,7 +89,8 @@ class DynamicNet(nn.Module):
         h = self.input(x).clamp(min=0)
         for _ in range(repeats):  # ordinary Python: autograd records the passes that ran
             h = self.middle(h).clamp(min=0)
-        return self.output(h)
+        prediction: torch.Tensor = self.output(h)  # module calls: Any
+        return prediction
 
 
 def train(

@@ -53,19 +53,26 @@ def build_model(w1: torch.Tensor, w2: torch.Tensor) -> nn.Sequential:
         )
         raise ValueError(msg)
     (d_in, h), d_out = w1.shape, w2.shape[1]
-    model = nn.Sequential(
-        nn.Linear(d_in, h, bias=False),
-        nn.ReLU(),
-        nn.Linear(h, d_out, bias=False),
-    ).to(device=w1.device, dtype=w1.dtype)
+    hidden, output = nn.Linear(d_in, h, bias=False), nn.Linear(h, d_out, bias=False)
+    model = nn.Sequential(hidden, nn.ReLU(), output).to(device=w1.device, dtype=w1.dtype)
     with torch.no_grad():
-        model[0].weight.copy_(w1.t())
-        model[2].weight.copy_(w2.t())
+        hidden.weight.copy_(w1.t())
+        output.weight.copy_(w2.t())
     return model
 
 
+def _linears(model: nn.Sequential) -> tuple[nn.Linear, nn.Linear]:
+    """The hidden and output layers of a model made like :func:`build_model`'s."""
+    hidden, output = model[0], model[2]
+    if not (isinstance(hidden, nn.Linear) and isinstance(output, nn.Linear)):
+        msg = f"expected the layers build_model makes (Linear, ReLU, Linear), not {model}"
+        raise TypeError(msg)
+    return hidden, output
+
+
 def _checked(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> None:
-    check_tensors(x, y, model[0].weight.t(), model[2].weight.t())
+    hidden, output = _linears(model)
+    check_tensors(x, y, hidden.weight.t(), output.weight.t())
 
 
 def gradients(
@@ -88,7 +95,11 @@ def gradients(
     model = build_model(w1, w2)
     loss = nn.functional.mse_loss(model(x), y, reduction="sum")
     loss.backward()
-    return loss.detach(), model[0].weight.grad.t(), model[2].weight.grad.t()
+    hidden, output = _linears(model)
+    grad_w1, grad_w2 = hidden.weight.grad, output.weight.grad
+    assert grad_w1 is not None  # backward has just filled both
+    assert grad_w2 is not None
+    return loss.detach(), grad_w1.t(), grad_w2.t()
 
 
 def train(

@@ -22,7 +22,8 @@ GLUE_PREFIX = "application/papermill.record/"
 def _png(figure: Figure) -> bytes:
     from IPython.core.pylabtools import print_figure
 
-    return print_figure(figure, "png", bbox_inches="tight")
+    png: bytes = print_figure(figure, "png", bbox_inches="tight")  # IPython's is unannotated
+    return png
 
 
 def _configure_ipython() -> None:

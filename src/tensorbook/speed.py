@@ -141,7 +141,11 @@ def tf32_allowed() -> bool:
     >>> tf32_allowed()  # torch's default
     False
     """
-    for setting in (torch.backends.cuda.matmul.fp32_precision, torch.backends.fp32_precision):
+    # torch.backends gets fp32_precision at import, from a module object it puts in
+    # sys.modules in its own place, so that its stub cannot show it
+    generic = torch.backends.fp32_precision  # type: ignore[attr-defined]
+    settings: tuple[str, str] = (torch.backends.cuda.matmul.fp32_precision, generic)
+    for setting in settings:
         if setting != "none":
             return setting == "tf32"
     return torch.get_float32_matmul_precision() != "highest"

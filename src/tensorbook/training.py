@@ -97,7 +97,9 @@ def make_student(sizes: Sizes = TEACHER_SIZES, *, dropout: float = 0.1, seed: in
         )
 
 
-def loader(dataset: TensorDataset, batch_size: int = 32, *, seed: int = 0) -> DataLoader:
+def loader(
+    dataset: TensorDataset, batch_size: int = 32, *, seed: int = 0
+) -> DataLoader[tuple[torch.Tensor, ...]]:
     """Batches of ``batch_size`` examples, shuffled anew each epoch by a seeded generator.
 
     Examples
@@ -139,7 +141,7 @@ def evaluate(model: nn.Module, dataset: TensorDataset, device: torch.device) -> 
 
 def train_epochs(
     model: nn.Module,
-    batches: DataLoader,
+    batches: DataLoader[tuple[torch.Tensor, ...]],
     optimizer: torch.optim.Optimizer,
     device: torch.device,
     *,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import jupytext
@@ -71,7 +72,7 @@ def write_downloads(app: Sphinx) -> None:
     }
     for docname in chapters(app):
         title = app.env.titles[docname].astext()
-        messages = None
+        messages: dict[str, str] | None = None
         if language != SOURCE_LANGUAGE:
             messages = {}
             for directory in reversed(app.config.locale_dirs):  # the first one wins
@@ -150,7 +151,11 @@ def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookN
 
 
 def _add_links(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+    app: Sphinx,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree: nodes.document | None,
 ) -> None:
     if not is_chapter(app, pagename):
         context["tensorbook_downloads"] = None

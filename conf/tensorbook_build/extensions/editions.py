@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging as std_logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -44,7 +45,7 @@ from tensorbook_build.upstream import (
 logger = logging.getLogger(__name__)
 
 
-def edition_links(pagename: str, current: str) -> list[dict]:
+def edition_links(pagename: str, current: str) -> list[dict[str, str | bool]]:
     """The switcher's entries for one page: every edition, each linking to this page.
 
     Links are relative, so the site works wherever it is served, the domain root or
@@ -134,7 +135,8 @@ def _chinese_search() -> type:
         )
     jieba.setLogLevel(std_logging.WARNING)  # it logs its dictionary's loading at DEBUG
 
-    class ChineseSearch(chinese_search()):
+    # a base class found when called (its module imports jieba), which mypy cannot follow
+    class ChineseSearch(chinese_search()):  # type: ignore[misc]
         # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
         # but ships the English one that Chinese search uses for Latin words, so the
         # search page died with a ReferenceError (sphinx-doc/sphinx#14229).
@@ -188,10 +190,11 @@ def _front_matter(document: nodes.document) -> nodes.Element | None:
     A field list opening the page, which docutils' DocInfo transform later takes out of the
     text, and which the gettext builder therefore never extracts. The test is DocInfo's own.
     """
-    index = document.first_child_not_matching_class(nodes.PreBibliographic)
-    if index is not None and isinstance(document[index], nodes.field_list):
-        return document[index]
-    return None
+    # PreBibliographic is a category (a mixin, not a Node), as docutils' own DocInfo
+    # passes it; the stubs take only Node classes
+    index = document.first_child_not_matching_class(nodes.PreBibliographic)  # type: ignore[arg-type]
+    first = document[index] if index is not None else None
+    return first if isinstance(first, nodes.field_list) else None
 
 
 def _inside(node: nodes.Node, container: nodes.Node) -> bool:
@@ -250,7 +253,11 @@ def _translate_outputs(app: Sphinx, doctree: nodes.document, docname: str) -> No
 
 
 def _on_html_page_context(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+    app: Sphinx,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree: nodes.document | None,
 ) -> None:
     editions = edition_links(pagename, app.config.language)
     context["tensorbook_editions"] = editions

@@ -135,7 +135,8 @@ def _start_fork_server(app: Sphinx) -> None:
     stack = contextlib.ExitStack()
     socket = stack.enter_context(forkserver.running(Path(app.srcdir), os.environ))
     os.environ[FORKSERVER_VARIABLE] = str(socket)
-    app.tensorbook_fork_server = stack
+    # kept on the application until build-finished: a field that Sphinx does not declare
+    app.tensorbook_fork_server = stack  # type: ignore[attr-defined]
 
 
 def _stop_fork_server(app: Sphinx, exception: Exception | None) -> None:

@@ -9,29 +9,37 @@ content. :mod:`~tensorbook_build.extensions.solutions` and
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from docutils import nodes
 
 __all__ = ["latex_fold_end", "latex_summary", "nothing", "skip", "writes"]
 
-Visitor = Callable[[nodes.NodeVisitor, nodes.Node], None]
+
+class Writer(Protocol):
+    """What these write into: the HTML and LaTeX translators' list of output strings."""
+
+    body: list[str]
+
+
+Visitor = Callable[[Writer, nodes.Node], None]
 
 
 def writes(markup: str) -> Visitor:
     """A visitor that writes ``markup`` into the translator's body (HTML or LaTeX)."""
 
-    def visit(self: nodes.NodeVisitor, node: nodes.Node) -> None:
-        self.body.append(markup)  # type: ignore[attr-defined]
+    def visit(self: Writer, node: nodes.Node) -> None:
+        self.body.append(markup)
 
     return visit
 
 
-def _open_latex_summary(self: nodes.NodeVisitor, node: nodes.Node) -> None:
-    self.body.append("\n\\par\\medskip\\noindent\\textbf{")  # type: ignore[attr-defined]
+def _open_latex_summary(self: Writer, node: nodes.Node) -> None:
+    self.body.append("\n\\par\\medskip\\noindent\\textbf{")
 
 
-def _close_latex_summary(self: nodes.NodeVisitor, node: nodes.Node) -> None:
-    self.body.append("}\\par\\nopagebreak\n")  # type: ignore[attr-defined]
+def _close_latex_summary(self: Writer, node: nodes.Node) -> None:
+    self.body.append("}\\par\\nopagebreak\n")
 
 
 latex_summary = (_open_latex_summary, _close_latex_summary)

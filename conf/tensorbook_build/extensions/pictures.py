@@ -20,6 +20,7 @@ from sphinx.locale import get_translation
 
 from tensorbook_build.pictures import is_picture, picture_latex, translate_picture
 from tensorbook_build.settings import SOURCE_LANGUAGE
+from tensorbook_build.upstream import MimeData, NbElementRenderer
 
 CLASS = "tb-picture"
 
@@ -31,8 +32,8 @@ class InlinePictures:
 
     @staticmethod
     def handle_mime(
-        renderer: object,  # noqa: ARG004 - the plugin protocol's signature
-        data: object,
+        renderer: NbElementRenderer,  # noqa: ARG004 - the plugin protocol's signature
+        data: MimeData,
         inline: bool,
     ) -> list[nodes.Element] | None:
         """A raw node holding the picture, or ``None`` for any other output."""

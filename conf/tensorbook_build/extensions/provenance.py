@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -52,7 +53,11 @@ def _note_device_line(app: Sphinx, doctree: nodes.document, docname: str) -> Non
 
 
 def _on_html_page_context(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+    app: Sphinx,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree: nodes.document | None,
 ) -> None:
     config = app.config
     commit = context["tensorbook_commit"]

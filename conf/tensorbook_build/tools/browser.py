@@ -32,7 +32,7 @@ from tensorbook_build.settings import LAYOUT, site_pages
 from tensorbook_build.tools.server import serve
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page, Request, Route
+    from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route
 
 CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 # Chromium's own background traffic (updates, sync, Google lookups) would be refused
@@ -133,8 +133,12 @@ def watch(page: Page, base_url: str) -> Visit:
         if urlsplit(request.url).netloc == local:
             visit.failed_requests.append(f"{request.failure} {request.url}")
 
+    def console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            visit.console_errors.append(message.text)
+
     page.route("**/*", route)
-    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
+    page.on("console", console)
     page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
     page.on("requestfinished", finished)
     page.on("requestfailed", failed)

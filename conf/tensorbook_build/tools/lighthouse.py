@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tensorbook_build.settings import LAYOUT, site_pages
 from tensorbook_build.tools.browser import CHROMIUM_ARGS, chromium_path
@@ -97,7 +98,7 @@ def lighthouse_command(url: str) -> list[str]:
     ]
 
 
-def _lost_points(result: dict) -> list[str]:
+def _lost_points(result: dict[str, Any]) -> list[str]:
     """The audits that cost a category under the goal its points, worst first."""
     lost = []
     for name in CATEGORIES:
@@ -120,7 +121,7 @@ def _lost_points(result: dict) -> list[str]:
     return lost
 
 
-def audit_once(url: str, report_path: Path | None = None) -> dict:
+def audit_once(url: str, report_path: Path | None = None) -> dict[str, Any]:
     """Run Lighthouse on ``url``; its JSON result, kept at ``report_path`` if given."""
     env = {**os.environ, "CHROME_PATH": chromium_path()}
     with tempfile.TemporaryDirectory(prefix="lighthouse-") as home:
@@ -134,7 +135,7 @@ def audit_once(url: str, report_path: Path | None = None) -> dict:
         last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
         msg = f"Lighthouse failed on {url} (exit {done.returncode}): {last}"
         raise RuntimeError(msg)
-    result = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)  # Lighthouse's report
     if result.get("runtimeError"):
         msg = f"Lighthouse could not load {url}: {result['runtimeError']['message']}"
         raise RuntimeError(msg)
@@ -146,7 +147,7 @@ def audit_once(url: str, report_path: Path | None = None) -> dict:
 
 def audit_page(base_url: str, page: str, runs: int, reports: Path | None = None) -> Report:
     """Lighthouse's view of one page: one load, or up to ``runs`` if it misses the goal."""
-    results = []
+    results: list[dict[str, Any]] = []
     while True:
         path = None if reports is None else reports / f"{page}.{len(results) + 1}.json"
         results.append(audit_once(base_url + page, path))
@@ -155,7 +156,7 @@ def audit_page(base_url: str, page: str, runs: int, reports: Path | None = None)
             return report
 
 
-def judge(page: str, results: list[dict]) -> Report:
+def judge(page: str, results: list[dict[str, Any]]) -> Report:
     """One page's report from its loads' results: the median load by performance.
 
     Each category's score is the median (the lower middle one) of the loads' scores;

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from functools import partial
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from socketserver import BaseServer
+from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
 DEFAULT_PREFIX = "/tensorbook/"
@@ -45,13 +48,24 @@ class ServedSite:
     not_found: list[str] = field(default_factory=list)
 
 
+_Request = socket.socket | tuple[bytes, socket.socket]  # what a socketserver handles
+
+
 class _Handler(SimpleHTTPRequestHandler):
-    def __init__(self, *args: object, site: Path, record: ServedSite, **kwargs: object) -> None:
+    def __init__(
+        self,
+        request: _Request,
+        client_address: tuple[str, int],
+        server: BaseServer,
+        *,
+        site: Path,
+        record: ServedSite,
+    ) -> None:
         self.site = site
         self.record = record
-        super().__init__(*args, directory=str(site), **kwargs)
+        super().__init__(request, client_address, server, directory=str(site))
 
-    def send_head(self) -> io.BufferedIOBase | None:
+    def send_head(self) -> BinaryIO | None:
         path = unquote(urlsplit(self.path).path)
         if not path.startswith(self.record.prefix) and path != self.record.prefix.rstrip("/"):
             self.record.outside_prefix.append(self.path)
@@ -112,7 +126,7 @@ class _Handler(SimpleHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+    def handle_error(self, request: _Request, client_address: tuple[str, int]) -> None:
         # A browser that stops a load (a page that replaces itself, Lighthouse ending a
         # run) closes its connection in the middle of an answer: nothing went wrong here.
         if isinstance(sys.exc_info()[1], ConnectionError):

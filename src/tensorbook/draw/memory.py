@@ -48,7 +48,7 @@ def _reads(tensor: torch.Tensor) -> list[list[int]]:
     """The storage index of each element, as a grid (a 1-D tensor is one row)."""
     rows, cols = (1, tensor.shape[0]) if tensor.dim() == 1 else tuple(tensor.shape)
     strides = (0, tensor.stride(0)) if tensor.dim() == 1 else tensor.stride()
-    offset = tensor.storage_offset()
+    offset = int(tensor.storage_offset())  # an int, or a SymInt only while torch traces
     return [[offset + i * strides[0] + j * strides[1] for j in range(cols)] for i in range(rows)]
 
 

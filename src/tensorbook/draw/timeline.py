@@ -51,7 +51,7 @@ def profile_step(step: Callable[[], object], device: torch.device) -> list[Span]
     >>> [span.name for span in spans if span.lane == "cpu"]
     ['aten::matmul', 'aten::sum', 'aten::item']
     """
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import DeviceType, ProfilerActivity, profile, record_function
 
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # Kineto's start and stop lines: noise
     activities = [ProfilerActivity.CPU]
@@ -68,7 +68,7 @@ def profile_step(step: Callable[[], object], device: torch.device) -> list[Span]
     start, end = marked.time_range.start, marked.time_range.end
     spans = []
     for event in events:
-        if event.device_type == torch.autograd.DeviceType.CUDA:
+        if event.device_type == DeviceType.CUDA:
             if start <= event.time_range.start <= end + 1e6:  # kernels run after their launch
                 spans.append(Span("gpu", event.name, event.time_range.start, event.time_range.end))
         elif event.cpu_parent is marked:
