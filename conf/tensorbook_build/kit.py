@@ -31,6 +31,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tensorbook_build.ledger import FOLDER
 from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
@@ -142,7 +143,7 @@ def run_kit(
     recorded: Path | None = None,
     budget: float = 600.0,
     only: Sequence[str] | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Run every step on ``device`` (or the steps named in ``only``), writing under ``out``.
 
     Returns the summary it writes.
@@ -176,7 +177,7 @@ def run_kit(
     if by_name["cpu-book"].status == "passed":
         figures["cpu_build_s"] = by_name["cpu-book"].seconds
         figures["build_ratio"] = round(by_name["book"].seconds / by_name["cpu-book"].seconds, 2)
-    summary = {
+    summary: dict[str, Any] = {
         "device": device,
         "recorded_into": str(recorded),
         "total_s": round(time.perf_counter() - started, 1),

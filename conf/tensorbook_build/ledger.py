@@ -215,7 +215,7 @@ def recording_from_notebook(
 
 def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, bytes]) -> Path:
     """Write one page's recording under ``root/<kind>/``, replacing its earlier figures."""
-    folder = root / data["kind"]
+    folder: Path = root / data["kind"]
     for old in (folder / data["page"]).glob("*.png"):
         old.unlink()
     for name, content in figures.items():
@@ -240,6 +240,13 @@ _TYPES = {str: "a string", int: "an integer", float: "a number", bool: "true or 
           list: "a list", dict: "an object"}  # fmt: skip
 
 
+def _has_type(value: object, wanted: type) -> bool:
+    """Whether ``value`` is a JSON value of type ``wanted`` (an integer counts as a number)."""
+    if isinstance(value, bool) and wanted is not bool:
+        return False
+    return isinstance(value, (int, float) if wanted is float else wanted)
+
+
 def _check(value: Any, shape: Any, path: Path, where: str = "") -> None:  # noqa: ANN401
     """Raise :class:`RecordingError` naming ``path`` and the field where ``value`` is off."""
     if isinstance(shape, tuple):
@@ -247,9 +254,7 @@ def _check(value: Any, shape: Any, path: Path, where: str = "") -> None:  # noqa
             return
         shape = shape[1]
     wanted = type(shape) if isinstance(shape, list | dict) else shape
-    if not isinstance(value, (int, float) if wanted is float else wanted) or (
-        isinstance(value, bool) and wanted is not bool
-    ):
+    if not _has_type(value, wanted):
         got = type(value).__name__ if wanted in (list, dict) else json.dumps(value)[:40]
         raise _fail(path, where, f"expected {_TYPES[wanted]}, got {got}")
     if isinstance(shape, list):

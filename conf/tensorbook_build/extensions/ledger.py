@@ -26,7 +26,6 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
-from sphinx.errors import ExtensionError
 from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
@@ -75,11 +74,12 @@ class status_placeholder(nodes.General, nodes.Element):
 
 
 def _recordings(srcdir: str | Path, page: str) -> list[ledger.Recording]:
-    """Every device's recording of ``page``; a broken one stops the build, named."""
+    """Every device's recording of ``page``; a broken one is an error, named, and none."""
     try:
         return ledger.page_recordings(Path(srcdir, ledger.FOLDER), page)
     except ledger.RecordingError as error:
-        raise ExtensionError(str(error)) from None
+        logger.error("%s", error, type="tensorbook", subtype="ledger")
+        return []
 
 
 def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
@@ -240,7 +240,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     translate = get_translation("sphinx")
     env = app.env
     ran_on = f"{app.config.tensorbook_device} · torch {importlib.metadata.version('torch')}"
-    rows = []
+    rows: list[list[nodes.Node | str]] = []
     for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
         if "kernelspec" not in env.metadata.get(page, {}):
             continue
@@ -259,7 +259,7 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     tables: dict[str, nodes.Node] = {"pages": _table(header, rows)}
     if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, ledger.COMPAT)):
         header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
-        rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]
+        rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]  # fmt: skip
         tables["torch"] = _table(header, rows)
     else:
         text = translate("No run against another torch has been recorded yet.")
@@ -276,14 +276,18 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
     try:
         runs = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        msg = f"{path}: not JSON ({error}); {fix}"
-        raise ExtensionError(msg) from None
+        logger.error("%s: not JSON (%s); %s", path, error, fix, type="tensorbook", subtype="ledger")
+        return []
     for number, run in enumerate(runs if isinstance(runs, list) else [None]):
         for name in COMPAT_FIELDS:
             if not isinstance(run, dict) or not isinstance(run.get(name), str):
-                msg = f"{path}: field [{number}].{name}: missing or not a string; {fix}"
-                raise ExtensionError(msg)
-    return runs
+                logger.error(
+                    "%s: field [%d].%s: missing or not a string; %s", path, number, name, fix,
+                    type="tensorbook", subtype="ledger",
+                )  # fmt: skip
+                return []
+    checked: list[dict[str, str]] = runs
+    return checked
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
