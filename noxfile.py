@@ -195,13 +195,24 @@ def _torch_unavailable(
     )
 
 
-def _browser_tools(session: nox.Session) -> None:
-    """Debian's Chromium and axe-core, for the browser suite.
+CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
+"""The browser the suite and Lighthouse drive (tests/support/browser.py reads the same)."""
 
-    Debian's Chromium (installed when missing and we may: root with apt-get) and
-    axe-core from the npm registry, which the browser suite injects into pages.
+
+def _browser_tools(session: nox.Session) -> None:
+    """Debian's Chromium, and axe-core and Lighthouse from the npm registry.
+
+    Chromium is installed where it is missing and we may (root, with apt-get):
+    Playwright's own browser download cannot work where only registries are reachable.
     """
-    session.run("python", "-m", "tensorbook_build.tools.browser", "--install")
+    if shutil.which(CHROMIUM) is None:
+        if os.geteuid() != 0 or shutil.which("apt-get") is None:
+            session.error(
+                f"no Chromium at {CHROMIUM}: install Debian's with 'sudo apt-get install "
+                "chromium', or point TENSORBOOK_CHROMIUM at one"
+            )
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
     session.run("npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True)
 
 
@@ -275,7 +286,7 @@ def weights(session: nox.Session) -> None:
     """
     _install(session, "test", "docs")
     _browser_tools(session)
-    session.run("python", "-m", "tensorbook_build.tools.browser", *session.posargs)
+    session.run("python", "-m", "tests.support.browser", *session.posargs)
 
 
 @nox.session(reuse_venv=True)

@@ -31,10 +31,10 @@ from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.site import site_base_url
-from tensorbook_build.tools.server import serve
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tensorbook_build.wheel import FOLDER as WHEELS
 from tensorbook_build.wheel import wheel_name
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tests.support.server import serve
 
 pytestmark = pytest.mark.book
 

@@ -14,7 +14,7 @@ import pytest
 from tensorbook_build.site import site_pages
 from tensorbook_build.tools import lighthouse
 from tensorbook_build.tools.lighthouse import CATEGORIES, GOAL, METRICS, audit_site, judge, table
-from tensorbook_build.tools.testing import LANGUAGES
+from tests.support.book import LANGUAGES
 
 
 def _result(performance: float, fcp_ms: float, blocking: float = 1.0) -> dict:

@@ -16,7 +16,7 @@ import pytest
 
 from tensorbook_build.assets import site_words
 from tensorbook_build.paint import paint_at_once, stylesheet_text
-from tensorbook_build.tools.server import serve
+from tests.support.server import serve
 
 HEAD = """<!DOCTYPE html>
 <html><head>

@@ -36,10 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.browser import CHROMIUM_ARGS, chromium_path
+from tests.support.server import serve
+
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.site import site_pages
-from tensorbook_build.tools.browser import CHROMIUM_ARGS, chromium_path
-from tensorbook_build.tools.server import serve
 
 LIGHTHOUSE = LAYOUT.root / "tests" / "browser" / "node_modules" / "lighthouse" / "cli" / "index.js"
 CATEGORIES = ("performance", "accessibility", "best-practices")
