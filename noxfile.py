@@ -11,7 +11,7 @@
     nox -s browser                   # the built site in Chromium
     nox -s lint
     nox -s weights                   # each page's CSS + JS + font bytes and load time
-    nox -s lighthouse                # each page's Lighthouse scores; fails below the goal
+    nox -s lighthouse                # Lighthouse CI on every page; fails below the goal
     nox -s bench                     # build times: cold, no-op, prose edit, src edit
     nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
     nox -s record -- --device cuda   # record the device-dependent outputs in docs/recorded
@@ -200,7 +200,7 @@ CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 
 
 def _browser_tools(session: nox.Session) -> None:
-    """Debian's Chromium, and axe-core and Lighthouse from the npm registry.
+    """Debian's Chromium, and axe-core and Lighthouse CI from the npm registry.
 
     Chromium is installed where it is missing and we may (root, with apt-get):
     Playwright's own browser download cannot work where only registries are reachable.
@@ -303,13 +303,13 @@ def pdf(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True)
 def lighthouse(session: nox.Session) -> None:
-    """Lighthouse's scores for every page of both editions; fails below the goal.
+    """Lighthouse CI on every page of both editions; fails below the goal.
 
-    Build the book (or take --built-book DIR, a build folder such as build), serve it
-    gzipped as the hosts do, and run Lighthouse (mobile) on every page in Debian's
-    Chromium: each page's performance, accessibility and best-practices scores and its
-    first and largest contentful paint. Other arguments go to the tool (--runs, --jobs,
-    --reports DIR, pages such as en/index.html).
+    Build the book (or take --built-book DIR, a build folder such as build) and run
+    Lighthouse CI with tests/browser/lighthouserc.json: Lighthouse (mobile) in Debian's
+    Chromium, three loads of every page served gzipped, failing a page whose median
+    score in a category is below the goal; every load's report is kept in
+    build/lighthouse. Other arguments go to lhci autorun (--collect.numberOfRuns=1).
     """
     _install(session, "docs")
     _browser_tools(session)
@@ -323,7 +323,11 @@ def lighthouse(session: nox.Session) -> None:
     else:
         session.run("python", "-m", "tensorbook_build")
         site = "build/html"
-    session.run("python", "-m", "tensorbook_build.tools.lighthouse", "--site", site, *args)
+    session.run(
+        "tests/browser/node_modules/.bin/lhci", "autorun",
+        "--config=tests/browser/lighthouserc.json", f"--collect.staticDistDir={site}", *args,
+        env={"CHROME_PATH": CHROMIUM}, external=True,
+    )  # fmt: skip
 
 
 @nox.session(reuse_venv=True)
