@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 # Chromium's own background traffic (updates, sync, Google lookups) would be refused
-# on a closed network, many times a start; none of it is the site's.
+# on a closed network, many times a start; none of it is the site's. Lighthouse CI
+# starts Chromium with the same (tests/browser/lighthouserc.json, checked).
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
