@@ -9,7 +9,7 @@ import torch
 
 from tensorbook.problem import Sizes, make_problem
 from tensorbook_build.build import EditionBuild, build_site
-from tensorbook_build.tools.testing import CUDA_MISSING, LANGUAGES
+from tests.support.book import CUDA_MISSING, LANGUAGES
 
 
 def _devices() -> list:

@@ -1,8 +1,8 @@
 """The built site as its readers get it, in Debian's Chromium, served below a sub-path.
 
-The whole site is served at ``http://127.0.0.1:<port>/tensorbook/`` (tensorbook_build.tools.server),
+The whole site is served at ``http://127.0.0.1:<port>/tensorbook/`` (tests/support/server.py),
 so every check here also shows that nothing depends on the domain's root. Every request
-to another host is aborted and reported (tensorbook_build.tools.browser), so the site is seen as
+to another host is aborted and reported (tests/support/browser.py), so the site is seen as
 it works with the network cut off. axe-core comes from the npm registry
 (``tests/browser/package.json``; ``nox -s tests`` runs ``npm ci``) and is injected into
 each page.
@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from tensorbook_build.settings import language_tag
-from tensorbook_build.tools.browser import PAGE_BUDGET, launch, visit
-from tensorbook_build.tools.server import serve
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tests.support.browser import PAGE_BUDGET, launch, visit
+from tests.support.server import serve
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 

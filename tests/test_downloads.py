@@ -30,10 +30,10 @@ from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER
 from tensorbook_build.settings import LAYOUT, site_base_url
-from tensorbook_build.tools.server import serve
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tensorbook_build.wheel import FOLDER as WHEELS
 from tensorbook_build.wheel import wheel_name
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tests.support.server import serve
 
 pytestmark = pytest.mark.book
 

@@ -16,7 +16,8 @@ from tensorbook_build.build import catalog_update_command, gettext_command, sphi
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.extensions.editions import edition_links, translate_program_line
 from tensorbook_build.settings import LAYOUT, edition
-from tensorbook_build.tools.testing import (
+from tensorbook_build.translate import StaleMessage, catalog_problems, stale_messages
+from tests.support.book import (
     CHAPTERS,
     LANGUAGES,
     ROOT,
@@ -25,7 +26,6 @@ from tensorbook_build.tools.testing import (
     page,
     pages_logged,
 )
-from tensorbook_build.translate import StaleMessage, catalog_problems, stale_messages
 
 LOCALE_DIR = LAYOUT.locales
 

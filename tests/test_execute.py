@@ -13,14 +13,14 @@ from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
-from tensorbook_build.tools.testing import (
+from tensorbook_build.upstream import stream_coalescing
+from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
     build_book,
     copy_of_the_book,
     pages_logged,
 )
-from tensorbook_build.upstream import stream_coalescing
 
 SRC = ROOT / "src"
 

@@ -9,7 +9,7 @@ from docutils import nodes
 from docutils.utils import new_document
 
 from tensorbook_build.extensions import solutions
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 
 EXERCISE = re.compile(r"^\*\*(\d+)\. [^*]+\*\*", re.MULTILINE)
 SOLUTION = re.compile(

@@ -19,7 +19,7 @@ import yaml
 
 from tensorbook_build.links import broken_links
 from tensorbook_build.settings import LOCAL_BASE_URL, language_tag
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, ROOT, readme_command
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, readme_command
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 READTHEDOCS = ROOT / ".readthedocs.yaml"

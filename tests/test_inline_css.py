@@ -17,7 +17,7 @@ import pytest
 
 from tensorbook_build.assets import site_words
 from tensorbook_build.inline_css import inline_stylesheets, stylesheet_text
-from tensorbook_build.tools.server import serve
+from tests.support.server import serve
 
 HEAD = """<!DOCTYPE html>
 <html><head>

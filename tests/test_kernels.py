@@ -17,7 +17,7 @@ from jupyter_client.manager import AsyncKernelManager, start_new_kernel
 
 from tensorbook_build.forkserver import request, running
 from tensorbook_build.kernels import FORKSERVER_VARIABLE, ReadyClient, write_kernel_spec
-from tensorbook_build.tools.testing import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
+from tests.support.book import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
 
 SLOW_PAGE = """---
 file_format: mystnb

@@ -29,7 +29,7 @@ from tensorbook_build.ledger import (
     write_recording,
 )
 from tensorbook_build.record import DEVICE_LINE_PATTERN
-from tensorbook_build.tools.testing import ROOT
+from tests.support.book import ROOT
 
 PNG = base64.b64encode(b"\x89PNG test figure").decode()
 PROVENANCE = {

@@ -17,7 +17,7 @@ from myst_nb.core.read import read_myst_markdown_notebook
 
 from tensorbook_build.build import sphinx_command
 from tensorbook_build.ledger import TAG, cell_module_hashes, source_hash, write_recording
-from tensorbook_build.tools.testing import (
+from tests.support.book import (
     CHAPTERS,
     LANGUAGES,
     SOURCE_LANGUAGE,

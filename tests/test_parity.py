@@ -21,7 +21,7 @@ import torch
 
 from tensorbook.custom_relu import my_relu
 from tensorbook.problem import Sizes, as_tensors, check_tensors, make_problem
-from tensorbook_build.tools.testing import CUDA_MISSING
+from tests.support.book import CUDA_MISSING
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_MISSING)
 NETS = ["manual_net", "autograd_net", "custom_relu", "nn_net"]

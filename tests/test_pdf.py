@@ -16,7 +16,7 @@ import pytest
 
 from tensorbook_build.pdf import missing_glyphs
 from tensorbook_build.settings import pdf_name
-from tensorbook_build.tools.testing import CHAPTERS, LANGUAGES, page
+from tests.support.book import CHAPTERS, LANGUAGES, page
 
 pytestmark = pytest.mark.pdf
 ROOT_PAGE = "index"

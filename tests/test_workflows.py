@@ -19,7 +19,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from tensorbook_build.settings import LAYOUT
-from tensorbook_build.tools.testing import ROOT, readme_command
+from tests.support.book import ROOT, readme_command
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 CHECKS = WORKFLOWS / "checks.yml"

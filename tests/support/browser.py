@@ -1,16 +1,15 @@
 """Open the built site in Debian's Chromium, the way a reader's browser would.
 
-Playwright drives ``/usr/bin/chromium`` (``apt-get install chromium``): its own browser
-download cannot work where only package registries are reachable. Every request to a
-host other than the local server is aborted and recorded, so a page that would load
-something from the internet fails where it is checked, naming the page and the
-address, and the site is seen exactly as it works with the network cut off.
+Playwright drives ``/usr/bin/chromium`` (nox's browser sessions install it with apt-get
+where they may): its own browser download cannot work where only package registries
+are reachable. Every request to a host other than the local server is aborted and
+recorded, so a page that would load something from the internet fails where it is
+checked, naming the page and the address, and the site is seen exactly as it works
+with the network cut off.
 
-``nox -s weights`` runs this module (``python -m tensorbook_build.tools.browser``):
-each page's CSS + JS + font bytes and its load time, against the budget. The browser
-suite (``tests/test_browser.py``) uses the same :func:`launch` and :func:`visit`.
-``--install`` installs Debian's Chromium where it is missing (as root, with apt-get),
-or says how; nox runs it before the browser tests.
+The browser suite (``tests/test_browser.py``) uses :func:`launch` and :func:`visit`;
+``nox -s weights`` runs this module (``python -m tests.support.browser``) for each
+page's CSS + JS + font bytes and its load time, against the budget.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -29,14 +27,15 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from tensorbook_build.settings import LAYOUT, site_pages
-from tensorbook_build.tools.server import serve
+from tests.support.server import serve
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route
 
 CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 # Chromium's own background traffic (updates, sync, Google lookups) would be refused
-# on a closed network, many times a start; none of it is the site's.
+# on a closed network, many times a start; none of it is the site's. Lighthouse CI
+# starts Chromium with the same (tests/browser/lighthouserc.json, checked).
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -58,7 +57,7 @@ def chromium_path() -> str:
     if shutil.which(CHROMIUM) is None:
         msg = (
             f"no Chromium at {CHROMIUM}: install Debian's with "
-            "'apt-get update && apt-get install -y chromium' (nox -s tests does), "
+            "'apt-get update && apt-get install -y chromium' (nox -s browser does), "
             "or point TENSORBOOK_CHROMIUM at one"
         )
         raise FileNotFoundError(msg)
@@ -174,36 +173,14 @@ def measure(site: Path, prefix: str = "/tensorbook/") -> list[Visit]:
     return visits
 
 
-def install_chromium() -> int:
-    """Install Debian's Chromium where it is missing and this process may (root, apt-get)."""
-    if shutil.which(CHROMIUM) is not None:
-        return 0
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        print(
-            f"no Chromium at {CHROMIUM}: install Debian's with 'sudo apt-get install chromium' "
-            "(Playwright's own browser download is not used), or point TENSORBOOK_CHROMIUM "
-            "at one",
-            file=sys.stderr,
-        )
-        return 1
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True)
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     """Print every page's weight and load time; 1 if one is over budget or has a problem."""
     parser = argparse.ArgumentParser(
-        prog="python -m tensorbook_build.tools.browser",
+        prog="python -m tests.support.browser",
         description="Each page's CSS + JS + font bytes and load time in headless Chromium.",
     )
     parser.add_argument("--site", type=Path, default=LAYOUT.site)
-    parser.add_argument(
-        "--install", action="store_true", help="install Chromium where it is missing, and stop"
-    )
     args = parser.parse_args(argv)
-    if args.install:
-        return install_chromium()
     visits = measure(args.site)
     base = len(urlsplit(visits[0].url).path) - len(Path(urlsplit(visits[0].url).path).name)
     print(f"{'page':<28}{'css':>9}{'js':>9}{'fonts':>8}{'total':>9}{'load':>9}")

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests that build the book (pytest's ``tests/`` imports them)."""
+"""What the tests share about the book: its pages, and building it or a copy of it."""
 
 from __future__ import annotations
 
