@@ -60,17 +60,25 @@ BROWSER = "browser and not lighthouse"
 
 # What an environment's installation is made from: when none of it changed, a reused
 # environment is not installed into again (pip takes seconds even to do nothing).
-INSTALL_INPUTS = ("pyproject.toml", "conf/constraints.txt", "src/tensorbook/__init__.py")
+INSTALL_INPUTS = (
+    "pyproject.toml",
+    "conf/constraints.txt",
+    "src/tensorbook/__init__.py",
+    "conf/pyproject.toml",
+)
 
 
 def _install(session: nox.Session, *groups: str) -> None:
-    """Install the project (editable) and the named dependency groups, pinned.
+    """Install the project's two distributions (editable) and the named groups, pinned.
+
+    The two are ``tensorbook``, what the book runs (pyproject.toml), and
+    ``tensorbook-build``, how it is built (conf/pyproject.toml).
 
     A reused environment that already has them, from the same pyproject.toml and
     constraints, is left as it is.
     """
     requirements = [r for group in groups for r in nox.project.dependency_groups(PYPROJECT, group)]
-    command = [*_constraints(session), "-e", ".", *requirements]
+    command = [*_constraints(session), "-e", ".", "-e", "./conf", *requirements]
     digest = hashlib.sha256("\0".join(command).encode())
     digest.update(Path(command[1]).read_bytes())  # the constraints, torch's override included
     for name in INSTALL_INPUTS:
