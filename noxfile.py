@@ -60,17 +60,25 @@ BROWSER = "browser and not lighthouse"
 
 # What an environment's installation is made from: when none of it changed, a reused
 # environment is not installed into again (pip takes seconds even to do nothing).
-INSTALL_INPUTS = ("pyproject.toml", "conf/constraints.txt", "src/tensorbook/__init__.py")
+INSTALL_INPUTS = (
+    "pyproject.toml",
+    "conf/constraints.txt",
+    "src/tensorbook/__init__.py",
+    "conf/pyproject.toml",
+)
 
 
 def _install(session: nox.Session, *groups: str) -> None:
-    """Install the project (editable) and the named dependency groups, pinned.
+    """Install the project's two distributions (editable) and the named groups, pinned.
+
+    The two are ``tensorbook``, what the book runs (pyproject.toml), and
+    ``tensorbook-build``, how it is built (conf/pyproject.toml).
 
     A reused environment that already has them, from the same pyproject.toml and
     constraints, is left as it is.
     """
     requirements = [r for group in groups for r in nox.project.dependency_groups(PYPROJECT, group)]
-    command = [*_constraints(session), "-e", ".", *requirements]
+    command = [*_constraints(session), "-e", ".", "-e", "./conf", *requirements]
     digest = hashlib.sha256("\0".join(command).encode())
     digest.update(Path(command[1]).read_bytes())  # the constraints, torch's override included
     for name in INSTALL_INPUTS:
@@ -351,16 +359,35 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "tensorbook_build.tools.bench", *session.posargs)
 
 
+# The offline GPU machine's platform, x86-64 Linux: pip download matches --platform tags
+# exactly (manylinux_2_28 does not admit older ones), so each tag a wheel may carry is listed
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
+             "manylinux2014_x86_64", "manylinux1_x86_64")  # fmt: skip
+# Only a source on PyPI (jieba): pip download takes no source for another Python, so pip
+# wheel builds it here; pure Python, its wheel serves any Python.
+SOURCE_ONLY = ("jieba",)
+
+
 @nox.session
 def wheels(session: nox.Session) -> None:
-    """Gather, into .whl/, the wheels an offline GPU machine needs.
+    """Download into .whl/ the wheels an offline GPU machine needs (conf/README.md, "On a GPU").
 
-    Gather, into .whl/, the wheels that an offline GPU machine with its own CUDA torch
-    needs to build and test the book (see the README); pass --python-version X.Y for
-    that machine's Python (default 3.12).
+    The machine keeps its own CUDA torch: these are what else the package and the docs
+    and test groups need, at conf/constraints.txt's versions, for CPython on x86-64
+    Linux. Arguments go to pip download; --python-version X.Y is the machine's (3.12).
     """
-    _install(session, "docs", "test")
-    session.run("python", "-m", "tensorbook_build.tools.wheels", *session.posargs)
+    dest = ".whl"
+    shutil.rmtree(dest, ignore_errors=True)  # one run's wheels: no other pins beside them
+    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", dest, *CONSTRAINTS, *SOURCE_ONLY)
+    # torch is not asked for, so neither it nor the CUDA packages it brings are fetched
+    needs = [r for r in PYPROJECT["project"]["dependencies"] if not re.match(r"torch\b", r)]
+    needs += nox.project.dependency_groups(PYPROJECT, "docs", "test")
+    platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
+    session.run(
+        "python", "-m", "pip", "download", "--only-binary=:all:", "--implementation", "cp",
+        *platforms, "--python-version", "3.12", *session.posargs,  # the last one given wins
+        "--find-links", dest, "--dest", dest, *CONSTRAINTS, *needs,
+    )  # fmt: skip
 
 
 @nox.session(reuse_venv=True)

@@ -29,9 +29,7 @@ from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER
-from tensorbook_build.settings import LAYOUT, site_base_url
-from tensorbook_build.wheel import FOLDER as WHEELS
-from tensorbook_build.wheel import wheel_name
+from tensorbook_build.settings import LAYOUT, WHEELS, site_base_url, wheel_name
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tests.support.server import serve
 
@@ -60,7 +58,8 @@ def runtime_environment(tmp_path_factory) -> Path:
     ).stdout  # fmt: skip
     names = {p["name"].lower() for p in json.loads(installed)}
     assert {"tensorbook", "torch", "numpy", "matplotlib", "ipykernel"} <= names
-    assert not names & {"sphinx", "myst-nb", "pytest", "jupytext"}, "not a runtime-only env"
+    build = {"sphinx", "myst-nb", "pytest", "jupytext", "tensorbook-build"}
+    assert not names & build, "not a runtime-only env"
     spec = root / "kernels" / KERNEL
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(
@@ -270,6 +269,10 @@ def test_a_download_installs_the_book_s_wheel_from_the_served_site(built_book, t
         [str(python), "-c", DIRECT_URL], capture_output=True, text=True, check=True, cwd=reader
     ).stdout
     assert json.loads(installed)["url"] == wheel_url  # from the site, nowhere else
+    # the wheel alone gives the reader the package's command, as module and as script
+    for command in ([str(python), "-m", "tensorbook"], [str(python.parent / "tensorbook")]):
+        listing = subprocess.run(command, capture_output=True, text=True, check=True, cwd=reader)
+        assert "numpy_net" in listing.stdout, command
     for cell in notebook.cells:
         if cell.cell_type == "code" and "raises-exception" not in cell.metadata.get("tags", []):
             assert not any(o.output_type == "error" for o in cell.outputs), cell.source

@@ -1,8 +1,9 @@
 """The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
 
-One offline command for a GPU machine with its own CUDA torch (2.11 or newer) and the
-wheels of ``nox -s wheels`` (conf/README.md, "On a GPU"). Its steps, each one's output
-in ``DIR/logs/<step>.log``:
+One offline command for a GPU machine with its own CUDA torch (2.11 or newer), the
+wheels of ``nox -s wheels`` and the project's two distributions, ``tensorbook`` and
+``tensorbook-build`` (conf/README.md, "On a GPU"). Its steps, each one's output in
+``DIR/logs/<step>.log``:
 
 1. ``device``: ``python -m tensorbook.device DEVICE`` (the kit stops without it);
 2. ``doctests``, and ``tests`` (``nox -s fast``'s tier), on the device;

@@ -36,6 +36,7 @@ __all__ = [
     "PROJECT",
     "SOURCE_LANGUAGE",
     "STATIC",
+    "WHEELS",
     "Edition",
     "Layout",
     "edition",
@@ -45,6 +46,7 @@ __all__ = [
     "relative_root",
     "site_base_url",
     "site_pages",
+    "wheel_name",
 ]
 
 
@@ -183,6 +185,8 @@ NOT_SITE_PAGES = {"search.html", "genindex.html"}
 """Pages a search engine should not list: they have no content of their own."""
 STATIC = "_static"
 """The folder of a build's assets: files, not pages."""
+WHEELS = "wheels"
+"""The folder at the site's root that holds the reader's wheel, which downloads install."""
 
 
 def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
@@ -233,6 +237,17 @@ def pdf_name(language: str) -> str:
     'tensorbook-pt_BR.pdf'
     """
     return f"{PROJECT}-{language}.pdf"
+
+
+def wheel_name(version: str) -> str:
+    """The reader's wheel's file name, which the pages link before it is built.
+
+    Examples
+    --------
+    >>> wheel_name("0.1.0")
+    'tensorbook-0.1.0-py3-none-any.whl'
+    """
+    return f"{PROJECT}-{version}-py3-none-any.whl"
 
 
 def is_page(path: Path, folder: Path) -> bool:

@@ -17,7 +17,10 @@ Kept extensions that were weighed for these files, and why each is not used:
 
 from __future__ import annotations
 
-import importlib.metadata
+import os
+import subprocess
+import sys
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +35,13 @@ from tensorbook_build.settings import (
     PROJECT,
     SOURCE_LANGUAGE,
     STATIC,
+    WHEELS,
     Edition,
     Layout,
     site_pages,
 )
-from tensorbook_build.wheel import FOLDER as WHEELS
-from tensorbook_build.wheel import write_wheel
 
-__all__ = ["write_site_files"]
+__all__ = ["write_site_files", "write_wheel"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,28 @@ def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Pat
     return sitemap
 
 
+def write_wheel(folder: Path, root: Path = LAYOUT.root) -> Path:
+    """Build the reader's wheel, ``tensorbook`` alone, from ``root`` into ``folder``; its path.
+
+    ``pyproject.toml``'s build backend (installed with the docs dependency group, so
+    nothing is fetched) builds it through its PEP 517 hook, with ``SOURCE_DATE_EPOCH``
+    (1980-01-01 unless the environment sets it) stamping every file, so that two builds
+    of one source write the same bytes.
+    """
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    backend = pyproject["build-system"]["build-backend"]
+    folder.mkdir(parents=True, exist_ok=True)
+    # In a process of its own: the hook runs in the source tree, and SOURCE_DATE_EPOCH
+    # must not reach Sphinx, which would date the pages by it.
+    built = subprocess.run(
+        [sys.executable, "-c", f"import sys, {backend} as b; print(b.build_wheel(sys.argv[1]))",
+         folder.resolve()],
+        cwd=root, env={"SOURCE_DATE_EPOCH": "315532800", **os.environ},
+        stdout=subprocess.PIPE, text=True, check=True,
+    )  # fmt: skip
+    return folder / built.stdout.splitlines()[-1]
+
+
 def write_site_files(
     site: Path,
     base_url: str,
@@ -133,8 +157,8 @@ def write_site_files(
 ) -> list[Path]:
     """Write the front door (``index.html``), ``404.html``, ``sitemap.xml`` and the wheel.
 
-    The wheel (:mod:`tensorbook_build.wheel`) is the package the pages ran, from
-    ``layout``'s sources, which the chapters' downloads install from the site.
+    The wheel (:func:`write_wheel`) is the package the pages ran, from ``layout``'s
+    sources, which the chapters' downloads install from the site.
     """
     editions = list(editions)
     local = _editions(editions, layout)
@@ -158,6 +182,5 @@ def write_site_files(
         target.write_text(_render(layout, template, **common, **extra), encoding="utf-8")
         written.append(target)
     written.append(write_sitemap(site, editions, base_url))
-    version = importlib.metadata.version(PROJECT)  # the version conf.py gives the pages
-    written.append(write_wheel(layout.src, version, site / WHEELS))
+    written.append(write_wheel(site / WHEELS, layout.root))
     return written

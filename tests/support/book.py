@@ -67,11 +67,14 @@ def copy_of_the_book(destination: Path, parts: Sequence[str] = ("docs", "conf", 
     """A copy of the book to build or break, in ``destination/tree``.
 
     ``docs/``, ``conf/`` and ``src/``, or the ``parts`` named, with an empty ``docs/``
-    where it is not copied; returns the tree.
+    where it is not copied, and the files the reader's wheel is built from; returns the
+    tree.
     """
     tree = destination / "tree"
     for part in parts:
         shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, tree / name)
     (tree / "docs").mkdir(parents=True, exist_ok=True)
     return tree
 

@@ -31,9 +31,7 @@ from tensorbook_build.downloads import (
     notebook_for,
     script_for,
 )
-from tensorbook_build.settings import SOURCE_LANGUAGE, relative_root
-from tensorbook_build.wheel import FOLDER as WHEELS
-from tensorbook_build.wheel import wheel_name
+from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 
 logger = logging.getLogger(__name__)
 
