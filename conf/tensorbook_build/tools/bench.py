@@ -119,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.copytree(
             LAYOUT.root / part, tree / part, ignore=shutil.ignore_patterns("__pycache__")
         )
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # the reader's wheel is built
+        shutil.copyfile(LAYOUT.root / name, tree / name)
     bench = Bench(tree, device, args.runs)
     print(f"a copy of the book in {tree}; medians of {args.runs} runs\n")
     print(f"{'':<44} {'median':>9} {'÷ torch':>9}")
