@@ -38,7 +38,10 @@ def _finish(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     site = Path(app.outdir)
-    work = Path(app.doctreedir).parents[1]  # the build folder, shared by the editions
+    # the driver's build folder (<build>/doctrees/<language>) is the editions' to share;
+    # a plain sphinx-build keeps its caches with its own pickled pages
+    doctrees = Path(app.doctreedir)
+    work = doctrees.parents[1] if doctrees.parent.name == "doctrees" else doctrees
     write_downloads(app)
     sizes = purge(site, cache=work / "light-assets")
     before, after = (sum(pair[i] for pair in sizes.values()) >> 10 for i in (0, 1))
