@@ -1,13 +1,7 @@
 """Each chapter as a notebook (.ipynb) and a script (.py), made from its page.
 
 The page's own MyST source is read with jupytext, so the downloads hold exactly the
-code the page ran. A first cell says how to install the package the code imports. In
-the script, a cell that fails on purpose (tagged ``raises-exception``) prints its error
-instead of stopping the script, since the page teaches that error and goes on.
-
-The files are named ``tensorbook-<page>.ipynb`` and ``.py``: the hyphen keeps a script
-from being importable, so that ``cuda.py`` beside another program can never shadow
-NVIDIA's ``cuda`` package (it did, in this suite).
+code the page ran, after a first cell that installs the package the code imports.
 """
 
 from __future__ import annotations
@@ -22,19 +16,6 @@ from typing import Any
 import jupytext
 import nbformat
 
-__all__ = [
-    "COMPARE",
-    "FOLDER",
-    "comparison_cells",
-    "download_name",
-    "install_code",
-    "is_build_check",
-    "notebook_for",
-    "script_for",
-    "translate_markdown",
-    "verdict_code",
-]
-
 FOLDER = "downloads"
 """The folder of an edition that holds its downloads."""
 TAUGHT_ERROR = "raises-exception"
@@ -47,11 +28,9 @@ HIDDEN = "remove-cell"
 def is_build_check(cell: Mapping[str, Any]) -> bool:
     """Whether a cell asserts a claim about the machine that runs it.
 
-    A hidden cell (``remove-cell``) or a cell whose output depends on the device
-    (``device-dependent``) that asserts something checks the page's claim against
-    the build's own measurements: the build's business, and on a reader's machine,
-    which differs, a verdict (:func:`verdict_code`). Exercise solutions stay checked
-    (:func:`notebook_for` leaves the cells between their markers alone).
+    A hidden (``remove-cell``) or ``device-dependent`` cell that asserts something checks
+    the page's claim against the build's own measurements; on a reader's machine, which
+    differs, it becomes a verdict (:func:`verdict_code`).
 
     Examples
     --------
@@ -102,13 +81,6 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
             f"    print({words['holds']!r})",
         ]
     )
-
-
-def _printing(text: str) -> str:
-    """Code that prints ``text``: as it reads, in a triple-quoted string, where it can be."""
-    if '"""' in text or "\\" in text:
-        return f"print({text!r})"
-    return f'BOOK = """\n{text}\n"""\nprint(BOOK.strip())'
 
 
 def install_code(wheel_url: str, version: str) -> str:
@@ -172,9 +144,15 @@ def comparison_cells(
     if not compared:
         return []
     before, after = words
+    printed = "\n".join(book)
+    # as it reads, in a triple-quoted string, where it can be
+    if '"""' in printed or "\\" in printed:
+        printing = f"print({printed!r})"
+    else:
+        printing = f'BOOK = """\n{printed}\n"""\nprint(BOOK.strip())'
     return [
         nbformat.v4.new_markdown_cell(before),
-        nbformat.v4.new_code_cell(_printing("\n".join(book))),
+        nbformat.v4.new_code_cell(printing),
         nbformat.v4.new_markdown_cell(after),
         *(nbformat.v4.new_code_cell(cell.source) for cell in compared),
     ]
@@ -182,6 +160,9 @@ def comparison_cells(
 
 def download_name(docname: str) -> str:
     """The file name of a page's downloads, without its suffix.
+
+    The hyphen keeps a script from being importable, so that ``cuda.py`` beside another
+    program can never shadow NVIDIA's ``cuda`` package (it did, in this suite).
 
     Examples
     --------
@@ -191,8 +172,8 @@ def download_name(docname: str) -> str:
     return f"tensorbook-{docname.replace('/', '-')}"
 
 
-_LIST_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+\.)\s+)(.*)$")
-_HEADING = re.compile(r"^(#{1,6}\s+)(.*)$")
+# what comes before the words of a heading or a list item
+_MARKER = re.compile(r"^(\s*(?:#{1,6}|[-*+]|\d+\.)\s+)(.*)$")
 
 
 def translate_markdown(text: str, messages: dict[str, str]) -> str:
@@ -217,34 +198,23 @@ def translate_markdown(text: str, messages: dict[str, str]) -> str:
         if joined in messages:
             blocks.append(messages[joined])
             continue
-        blocks.append("\n".join(_translate_line(line, messages) for line in _items(block)))
+        lines: list[str] = []  # a list item's continuation lines joined to it
+        for line in block.splitlines():
+            if lines and line.startswith(" ") and not _MARKER.match(line):
+                lines[-1] = f"{lines[-1]} {line.strip()}"
+            else:
+                lines.append(line)
+        blocks.append("\n".join(_translate_line(line, messages) for line in lines))
     return "\n\n".join(blocks)
 
 
-def _items(block: str) -> list[str]:
-    """A block's lines, with a list item's continuation lines joined to it."""
-    lines: list[str] = []
-    for line in block.splitlines():
-        if (
-            lines
-            and line.startswith(" ")
-            and not _LIST_ITEM.match(line)
-            and not line.startswith("|")
-        ):
-            lines[-1] = f"{lines[-1]} {line.strip()}"
-        else:
-            lines.append(line)
-    return lines
-
-
 def _translate_line(line: str, messages: dict[str, str]) -> str:
-    for pattern in (_HEADING, _LIST_ITEM):
-        match = pattern.match(line)
-        if match and match.group(2).strip() in messages:
-            return match.group(1) + messages[match.group(2).strip()]
     if line.startswith("|") and line.rstrip().endswith("|"):
         cells = line.strip().strip("|").split("|")
         return "| " + " | ".join(messages.get(c.strip(), c.strip()) for c in cells) + " |"
+    marker = _MARKER.match(line)
+    if marker and marker[2].strip() in messages:
+        return marker[1] + messages[marker[2].strip()]
     return messages.get(line.strip(), line)
 
 
@@ -279,9 +249,8 @@ def notebook_for(
         elif verdict_words is not None and not in_solution and is_build_check(cell):
             book = (checks or {}).get(cell.source.strip(), "")
             cell.source = verdict_code(cell.source, book, verdict_words)
-    notebook.metadata.pop("jupytext", None)
-    notebook.metadata.pop("mystnb", None)
-    notebook.metadata.pop("file_format", None)
+    for key in ("jupytext", "mystnb", "file_format"):
+        notebook.metadata.pop(key, None)
     opening = [nbformat.v4.new_markdown_cell(intro)]
     if install:
         opening.append(nbformat.v4.new_code_cell(install))
@@ -302,7 +271,11 @@ def notebook_for(
 
 
 def script_for(notebook: nbformat.NotebookNode) -> str:
-    """The notebook as a py:percent script that runs from top to bottom."""
+    """The notebook as a py:percent script that runs from top to bottom.
+
+    A cell that fails on purpose (tagged ``raises-exception``) prints its error instead
+    of stopping the script, since the page teaches that error and goes on.
+    """
     copy = nbformat.from_dict(notebook)
     for cell in copy.cells:
         if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):

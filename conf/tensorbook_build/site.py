@@ -3,16 +3,8 @@
 :func:`write_site_files` writes them once every edition is built. None of them may
 assume that the site is served at a domain's root: the 404 page finds the book's
 folder from the address it was served at, and the sitemap's absolute addresses come
-from the base URL the site is published under (:func:`site_base_url`). Their words
-come from each edition's ``sphinx.po`` catalog, like the theme's.
-
-Kept extensions that were weighed for these files, and why each is not used:
-
-* sphinx-sitemap writes one sitemap per Sphinx build, inside that edition's folder;
-  the book's one sitemap at the site's root lists every edition with its alternates.
-* sphinx-notfound-page writes an edition's 404 page with absolute links under one
-  fixed prefix; hosts serve a single root 404.html, which here finds the book's
-  folder at any depth and lists every edition.
+from the base URL the site is published under. Their words come from each edition's
+``sphinx.po`` catalog, like the theme's.
 """
 
 from __future__ import annotations
@@ -41,8 +33,6 @@ from tensorbook_build.settings import (
     site_pages,
 )
 
-__all__ = ["write_site_files", "write_wheel"]
-
 
 @dataclass(frozen=True)
 class _LocalEdition:
@@ -55,38 +45,6 @@ class _LocalEdition:
 
     def gettext(self, message: str) -> str:
         return self.words.get(message, message)
-
-
-def _editions(editions: Iterable[Edition], layout: Layout) -> list[_LocalEdition]:
-    return [
-        _LocalEdition(
-            e.code,
-            e.name,
-            e.tag,
-            {}
-            if e.code == SOURCE_LANGUAGE
-            else translations(layout.catalogs(e.code) / "sphinx.po"),
-        )
-        for e in editions
-    ]
-
-
-def _render(layout: Layout, name: str, **values: object) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-    environment = Environment(
-        loader=FileSystemLoader(layout.site_templates),
-        autoescape=True,
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    return environment.get_template(name).render(**values)
-
-
-def _svg_data(svg: str) -> str:
-    """An SVG as the data of a ``data:`` URL, readable and valid inside ``href="..."``."""
-    compact = " ".join(line.strip() for line in svg.splitlines() if not line.startswith("<?"))
-    return compact.replace("%", "%25").replace("#", "%23").replace('"', "'").replace("\n", "")
 
 
 def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Path:
@@ -161,26 +119,36 @@ def write_site_files(
     sources, which the chapters' downloads install from the site.
     """
     editions = list(editions)
-    local = _editions(editions, layout)
-    source = next(e for e in local if e.code == SOURCE_LANGUAGE)
-    favicon = (layout.conf / STATIC / "favicon.svg").read_text(encoding="utf-8")
-    common = {"project": project, "editions": local, "source": source}
-    site.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, extra in (
-        ("index.html", {}),
-        (
-            "404.html",
-            {
-                "favicon": "data:image/svg+xml," + _svg_data(favicon),
-                "base_path": urlsplit(base_url).path,
-            },
+    local = []
+    for e in editions:
+        catalog = layout.catalogs(e.code) / "sphinx.po"
+        words = {} if e.code == SOURCE_LANGUAGE else translations(catalog)
+        local.append(_LocalEdition(e.code, e.name, e.tag, words))
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    templates = Environment(
+        loader=FileSystemLoader(layout.site_templates),
+        autoescape=True,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    common = {
+        "project": project,
+        "editions": local,
+        "source": next(e for e in local if e.code == SOURCE_LANGUAGE),
+    }
+    # the favicon inline, as the data of a data: URL, readable and valid inside href="..."
+    svg = (layout.conf / STATIC / "favicon.svg").read_text(encoding="utf-8")
+    svg = " ".join(line.strip() for line in svg.splitlines() if not line.startswith("<?"))
+    svg = svg.replace("%", "%25").replace("#", "%23").replace('"', "'")
+    pages = {
+        "index.html": templates.get_template("language_index.html").render(**common),
+        "404.html": templates.get_template("not_found.html").render(
+            **common, favicon=f"data:image/svg+xml,{svg}", base_path=urlsplit(base_url).path
         ),
-    ):
-        template = "language_index.html" if name == "index.html" else "not_found.html"
-        target = site / name
-        target.write_text(_render(layout, template, **common, **extra), encoding="utf-8")
-        written.append(target)
-    written.append(write_sitemap(site, editions, base_url))
-    written.append(write_wheel(site / WHEELS, layout.root))
-    return written
+    }
+    site.mkdir(parents=True, exist_ok=True)
+    for name, text in pages.items():
+        (site / name).write_text(text, encoding="utf-8")
+    sitemap = write_sitemap(site, editions, base_url)
+    return [*(site / name for name in pages), sitemap, write_wheel(site / WHEELS, layout.root)]

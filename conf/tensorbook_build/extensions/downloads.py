@@ -1,10 +1,10 @@
 """Sphinx adapter for :mod:`tensorbook_build.downloads`.
 
-It writes each chapter's notebook and script into ``<edition>/downloads/``, in the edition's language, and gives the
-article header its links (``conf/_templates/downloads.html``). The notebook's first
-cell is ``conf/_templates/downloads-intro.html``, translated like the theme's words.
-``tests/test_downloads.py`` runs every notebook in a fresh kernel of an environment
-that holds only the package.
+It writes each chapter's notebook and script into ``<edition>/downloads/``, in the
+edition's language, and gives the article header its links
+(``conf/_templates/downloads.html``). The notebook's words come from
+``conf/_templates/downloads-intro.html`` and ``downloads-compare.html``, translated like
+the theme's.
 """
 
 from __future__ import annotations
@@ -44,11 +44,6 @@ def is_chapter(app: Sphinx, docname: str) -> bool:
     return "kernelspec" in app.env.metadata.get(docname, {})
 
 
-def chapters(app: Sphinx) -> list[str]:
-    """The pages that run code, sorted."""
-    return sorted(docname for docname in app.env.found_docs if is_chapter(app, docname))
-
-
 def write_downloads(app: Sphinx) -> None:
     """Write each chapter's notebook and script into the edition's downloads folder."""
     folder = Path(app.outdir, FOLDER)
@@ -64,11 +59,11 @@ def write_downloads(app: Sphinx) -> None:
         "local": urlsplit(wheel_url).hostname in {"localhost", "127.0.0.1"},
     }
     install = install_code(wheel_url, version)
-    verdict_words = {
+    words = {
         part: app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
-        for part in ("measured", "holds", "fails")
+        for part in ("measured", "holds", "fails", "before", "after")
     }
-    for docname in chapters(app):
+    for docname in sorted(d for d in app.env.found_docs if is_chapter(app, d)):
         title = app.env.titles[docname].astext()
         messages: dict[str, str] | None = None
         if language != SOURCE_LANGUAGE:
@@ -82,9 +77,9 @@ def write_downloads(app: Sphinx) -> None:
             app.builder.templates.render(INTRO_TEMPLATE, {"title": title, **site}).strip(),
             messages,
             install=install,
-            closing=_closing(app, docname, source),
+            closing=_closing(app, docname, source, (words["before"], words["after"])),
             checks=_book_figures_before_checks(app, docname, source),
-            verdict_words=verdict_words,
+            verdict_words=words,
         )
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
@@ -118,7 +113,9 @@ def _book_figures_before_checks(app: Sphinx, docname: str, source: Path) -> dict
     return figures
 
 
-def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookNode]:
+def _closing(
+    app: Sphinx, docname: str, source: Path, words: tuple[str, str]
+) -> list[nbformat.NotebookNode]:
     """The cells that end a page's download: its figures beside the reader's, if any."""
     page = jupytext.read(source, fmt="md:myst")
     tagged = sum(COMPARE in c.metadata.get("tags", []) for c in page.cells)
@@ -133,18 +130,9 @@ def _closing(app: Sphinx, docname: str, source: Path) -> list[nbformat.NotebookN
     compared = [_printed(c) for c in cells if f"tag_{COMPARE}" in c["classes"]]
     device_line = next((p.split("\n")[0] for p in map(_printed, cells) if p), "")
     if len(compared) != tagged or not all(compared) or not device_line:
-        logger.error(
-            "a cell tagged %s printed nothing for the download to compare",
-            COMPARE,
-            location=docname,
-            type="tensorbook",
-            subtype="downloads",
-        )
+        message = "a cell tagged %s printed nothing for the download to compare"
+        logger.error(message, COMPARE, location=docname, type="tensorbook", subtype="downloads")
         return []
-    words = tuple(
-        app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
-        for part in ("before", "after")
-    )
     return comparison_cells(page, [device_line, *compared], words)
 
 
@@ -155,14 +143,11 @@ def _add_links(
     context: dict[str, Any],
     doctree: nodes.document | None,
 ) -> None:
-    if not is_chapter(app, pagename):
-        context["tensorbook_downloads"] = None
-        return
-    prefix = relative_root(pagename)
-    context["tensorbook_downloads"] = {
-        "notebook": f"{prefix}{FOLDER}/{download_name(pagename)}.ipynb",
-        "script": f"{prefix}{FOLDER}/{download_name(pagename)}.py",
-    }
+    name = f"{relative_root(pagename)}{FOLDER}/{download_name(pagename)}"
+    chapter = is_chapter(app, pagename)
+    context["tensorbook_downloads"] = (
+        {"notebook": f"{name}.ipynb", "script": f"{name}.py"} if chapter else None
+    )
 
 
 def setup(app: Sphinx) -> dict[str, object]:
