@@ -10,15 +10,17 @@ on other hosts are not followed here; the browser suite checks the whole site.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from tensorbook_build.settings import is_page
 
 _LINKING_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src"}
 _METADATA_RELS = {"canonical", "alternate"}  # absolute by design, or another edition
+_ROOTED = "starts at the domain's root, so it breaks when the book is served below it"
 
 
 @dataclass(frozen=True)
@@ -35,30 +37,23 @@ class BrokenLink:
 
 
 class _PageParser(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, page: Path) -> None:
         super().__init__(convert_charrefs=True)
         self.ids: set[str] = set()
         self.links: list[str] = []
+        self.feed(page.read_text(encoding="utf-8"))
+        self.close()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         for key in ("id", "name") if tag == "a" else ("id",):
             if value := values.get(key):
                 self.ids.add(value)
-        attribute = _LINKING_ATTRIBUTES.get(tag)
-        target = values.get(attribute) if attribute is not None else None
-        if not target:
-            return
-        if tag == "link" and _METADATA_RELS & set((values.get("rel") or "").split()):
-            return
-        self.links.append(target)
-
-
-def _parse(path: Path) -> _PageParser:
-    parser = _PageParser()
-    parser.feed(path.read_text(encoding="utf-8"))
-    parser.close()
-    return parser
+        target = values.get(_LINKING_ATTRIBUTES.get(tag, ""))
+        if target and not (
+            tag == "link" and _METADATA_RELS & set((values.get("rel") or "").split())
+        ):
+            self.links.append(target)
 
 
 def broken_links(folder: Path) -> list[BrokenLink]:
@@ -78,7 +73,7 @@ def broken_links(folder: Path) -> list[BrokenLink]:
     b.html -> /x.png: starts at the domain's root, so it breaks when the book is served below it
     """
     pages = {
-        p.relative_to(folder).as_posix(): _parse(p)
+        p.relative_to(folder).as_posix(): _PageParser(p)
         for p in sorted(folder.rglob("*.html"))
         if is_page(p, folder)
     }
@@ -86,44 +81,18 @@ def broken_links(folder: Path) -> list[BrokenLink]:
     for page, parsed in pages.items():
         for link in parsed.links:
             parts = urlsplit(link)
-            if parts.scheme or parts.netloc:
-                continue
-            if parts.path.startswith("/"):
-                broken.append(
-                    BrokenLink(
-                        page,
-                        link,
-                        "starts at the domain's root, so it "
-                        "breaks when the book is served below it",
-                    )
-                )
-                continue
-            if parts.path:
-                target = PurePosixPath(page).parent / unquote(parts.path)
-                resolved = _normalise(target)
-                if resolved is None:
-                    continue  # leaves the folder: another edition, checked by the suite
-                if resolved not in pages and not (folder / resolved).is_file():
-                    broken.append(BrokenLink(page, link, "no such file"))
-                    continue
-            else:
-                resolved = page
+            target = posixpath.join(posixpath.dirname(page), unquote(parts.path))
+            resolved = posixpath.normpath(target) if parts.path else page
             fragment = unquote(parts.fragment)
-            if fragment and resolved in pages and fragment not in pages[resolved].ids:
-                broken.append(
-                    BrokenLink(page, link, f"{resolved} has no element with id {fragment!r}")
-                )
+            if parts.scheme or parts.netloc or resolved.split("/")[0] == "..":
+                continue  # another host, or another edition: the browser suite follows those
+            if parts.path.startswith("/"):
+                reason = _ROOTED
+            elif resolved not in pages and not (folder / resolved).is_file():
+                reason = "no such file"
+            elif fragment and resolved in pages and fragment not in pages[resolved].ids:
+                reason = f"{resolved} has no element with id {fragment!r}"
+            else:
+                continue
+            broken.append(BrokenLink(page, link, reason))
     return broken
-
-
-def _normalise(path: PurePosixPath) -> str | None:
-    """``a/../b.html`` -> ``b.html``; None for a path that climbs out of the folder."""
-    parts: list[str] = []
-    for part in path.parts:
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        elif part not in {".", ""}:
-            parts.append(part)
-    return "/".join(parts)
