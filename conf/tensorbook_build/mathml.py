@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import re
 
-from latex2mathml.converter import convert
-
-__all__ = ["display_parts", "to_mathml"]
-
 # latex2mathml lays out `split` as an aligned table but not the amsmath
 # environments that mean the same thing in a display, so those are renamed.
 _ALIGN_ENVIRONMENTS = re.compile(r"\\(begin|end)\{(?:aligned|align\*?|eqnarray\*?)\}")
@@ -32,16 +28,3 @@ def display_parts(tex: str) -> list[str]:
         lines = r"\\" in part and r"\begin{" not in part
         parts.append(r"\begin{split}" + part + r"\end{split}" if lines else part)
     return parts
-
-
-def to_mathml(tex: str, display: str) -> str:
-    """``tex`` as a MathML element; ``display`` is ``inline`` or ``block``.
-
-    Raises whatever latex2mathml raises for TeX it cannot read.
-
-    Examples
-    --------
-    >>> to_mathml("x^2", "inline").startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
-    True
-    """
-    return convert(tex, display=display)

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from html import unescape
+from html import escape, unescape
 
 from tensorbook.draw.words import WORDS
 from tensorbook.wording import fill, parse
-
-__all__ = ["is_picture", "picture_latex", "translate_picture"]
 
 _MARKED = re.compile(r'(<(text|title|desc)\b[^>]*?\bdata-w="(\w+)"[^>]*>)([^<]*)(</\2>)')
 _TAG = re.compile(r"<(/?)(\w+)([^>]*?)/?>([^<]*)")
@@ -51,10 +49,6 @@ def is_picture(svg: str) -> bool:
     return svg.lstrip().startswith("<svg") and 'class="tb-picture"' in svg.split(">", 1)[0]
 
 
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
     """``svg`` with each marked word in ``translate``'s words, its fields kept.
 
@@ -73,13 +67,9 @@ def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
         if template is None or fields is None:
             return match[0]
         words = translate(template) or template
-        return match[1] + _escape(fill(words, **fields)) + match[5]
+        return match[1] + escape(fill(words, **fields), quote=False) + match[5]
 
     return _MARKED.sub(one, svg)
-
-
-def _latex_text(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in unescape(text))
 
 
 def picture_latex(svg: str) -> str:
@@ -97,47 +87,32 @@ def picture_latex(svg: str) -> str:
     \node[anchor=base west,inner sep=0,font=\fontsize{12}{14.4}\selectfont] at (5,20) {a\_b};
     \end{tikzpicture}\end{center}
     """
-    head = svg.split(">", 1)[0]
-    width, height = (float(n) for n in _ATTRIBUTE_VALUE(head, "viewBox").split()[2:])
+    head = dict(_ATTRIBUTE.findall(svg.split(">", 1)[0]))
+    width, height = (float(n) for n in head["viewBox"].split()[2:])
     scale = min(1.0, PDF_WIDTH / width, PDF_HEIGHT / height)
     lines = [rf"\begin{{center}}\begin{{tikzpicture}}[x={_fmt(scale)}pt,y=-{_fmt(scale)}pt]"]
     stack: list[dict[str, str]] = [{}]
     for closing, tag, attributes, text in _TAG.findall(svg):
-        if tag in ("title", "desc", "svg"):
-            continue
-        if tag == "g":
-            if closing:
-                stack.pop()
-            else:
-                stack.append(stack[-1] | dict(_ATTRIBUTE.findall(attributes)))
-            continue
-        if closing:
-            continue
-        a = stack[-1] | dict(_ATTRIBUTE.findall(attributes))
-        lines.append(_element(tag, a, text, scale))
+        inherited = stack[-1] | dict(_ATTRIBUTE.findall(attributes))
+        if tag == "g" and closing:
+            stack.pop()
+        elif tag == "g":
+            stack.append(inherited)
+        elif not closing and tag not in ("title", "desc", "svg"):
+            lines.append(_element(tag, inherited, text, scale))
     lines.append(r"\end{tikzpicture}\end{center}")
     return "\n".join(line for line in lines if line)
-
-
-def _ATTRIBUTE_VALUE(tag: str, name: str) -> str:
-    match = re.search(rf'\b{name}="([^"]*)"', tag)
-    return match[1] if match else ""
 
 
 def _fmt(value: float) -> str:
     return f"{round(value, 3) + 0.0:g}"
 
 
-def _colour(value: str) -> str:
-    hex_ = value.lstrip("#")
-    red, green, blue = (int(hex_[i : i + 2], 16) for i in (0, 2, 4))
-    return f"{{rgb,255:red,{red};green,{green};blue,{blue}}}"
-
-
 def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
     options = []
     if a.get("fill", "none") not in ("none", "currentColor"):
-        options.append(f"fill={_colour(a['fill'])}")
+        red, green, blue = (int(a["fill"].lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
+        options.append(f"fill={{rgb,255:red,{red};green,{green};blue,{blue}}}")
         if "fill-opacity" in a:
             options.append(f"fill opacity={a['fill-opacity']}")
     if "stroke-dasharray" in a:
@@ -166,6 +141,6 @@ def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
             font += r"\bfseries"
         return (
             f"\\node[anchor={anchor},inner sep=0,font={font}] at ({a['x']},{a['y']}) "
-            f"{{{_latex_text(text)}}};"
+            f"{{{''.join(_LATEX_SPECIAL.get(c, c) for c in unescape(text))}}};"
         )
     return ""

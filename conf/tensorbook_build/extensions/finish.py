@@ -1,15 +1,9 @@
-"""What an HTML build does once its pages are written: one pipeline, in the order it runs.
+"""What an HTML build does once its pages are written, in the order it runs.
 
-1. the chapters' downloads, a notebook and a script each
-   (:func:`tensorbook_build.extensions.downloads.write_downloads`);
-2. the light assets: the stylesheets purged of what no page uses, the icon fonts
-   cut to the glyphs shown (:func:`tensorbook_build.assets.purge`);
-3. the inline CSS: each page holds its purged stylesheets and defers its scripts, so
-   that it paints without waiting on another download
-   (:func:`tensorbook_build.inline_css.inline_stylesheets`);
-4. the link check, over everything written: a link to a missing page, file or anchor
-   is a warning on its page, which fails the strict build
-   (:func:`tensorbook_build.links.broken_links`).
+The chapters' downloads, the light assets (:mod:`tensorbook_build.assets`), the inline
+CSS (:mod:`tensorbook_build.inline_css`), and the link check over everything written
+(:mod:`tensorbook_build.links`): a broken link is a warning on its page, which fails
+the strict build.
 """
 
 from __future__ import annotations

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from docutils import nodes
+from latex2mathml.converter import convert
 from sphinx.application import Sphinx
 from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
-from tensorbook_build.mathml import display_parts, to_mathml
+from tensorbook_build.mathml import display_parts
 from tensorbook_build.upstream import get_node_equation_number
 
 logger = logging.getLogger(__name__)
@@ -16,7 +17,7 @@ logger = logging.getLogger(__name__)
 
 def _convert(translator: HTML5Translator, node: nodes.Element, tex: str, display: str) -> str:
     try:
-        return to_mathml(tex, display)
+        return convert(tex, display=display)
     except Exception as error:  # noqa: BLE001 - latex2mathml raises many types, all bad TeX
         logger.warning(
             "cannot convert this TeX to MathML (%s: %s): %s",
