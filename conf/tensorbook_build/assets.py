@@ -3,7 +3,7 @@
 With its defaults the theme makes each page load about 2.2 MB of CSS and JavaScript:
 Font Awesome's SVG-and-JavaScript bundle (1.5 MB) draws icons that the theme's own
 stylesheet can already draw from the icon fonts it ships, and that stylesheet carries
-all of Bootstrap and all 2,000 icons. After each HTML build this extension
+all of Bootstrap and all 2,000 icons. After each HTML build, :func:`purge`
 
 * leaves the Font Awesome bundle out of every page (``conf/_templates/static/
   webpack-macros.html`` filters it out of the theme's own macro) and deletes it;
@@ -11,23 +11,18 @@ all of Bootstrap and all 2,000 icons. After each HTML build this extension
   the site's HTML or JavaScript (the same rule as PurgeCSS's default extractor, so
   classes that scripts add at run time are kept too), with their licence comments;
 * cuts the icon fonts down to the glyphs of the icons those rules still name.
-
-The theme, its look and every icon the reader sees stay; the budget (500 KB of CSS, JS
-and fonts per page) is checked by the browser suite and printed by ``nox -s weights``.
-Static files are copied afresh by every build, so this runs on fresh copies each time
-(:mod:`tensorbook_build.extensions.finish` runs it after each HTML build).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
+import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -100,18 +95,6 @@ def site_scripts(static: Path) -> list[Path]:
     return [p for p in static.rglob("*.js") if p.is_file() and p.name != "translations.js"]
 
 
-def _split_selectors(prelude: str) -> list[str]:
-    """``a, :is(b, c)`` -> ``["a", " :is(b, c)"]``: commas inside parentheses stay."""
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(prelude):
-        depth += (char == "(") - (char == ")")
-        if char == "," and depth == 0:
-            parts.append(prelude[start:index])
-            start = index + 1
-    parts.append(prelude[start:])
-    return parts
-
-
 def _required_names(selector: str) -> list[str]:
     """The class and id names a selector needs, leaving out those in :not(), :is()..."""
     kept, index = [], 0
@@ -142,10 +125,17 @@ class SelectorFilter:
 
     def __call__(self, selector: str) -> bool:
         """Whether every class and id name ``selector`` needs is in the site."""
-        return all(
-            name in self.words or name.startswith(self.prefixes)
-            for name in _required_names(selector)
-        )
+        return all(self._has(name) for name in _required_names(selector))
+
+    def _has(self, name: str) -> bool:
+        return name in self.words or name.startswith(self.prefixes)
+
+    def wanted(self, css: str) -> list[str]:
+        """The names in ``css`` that the site has: all that a purge of ``css`` depends on.
+
+        A prose edit that adds words but no class name gets the same purge.
+        """
+        return sorted({n for n in _NAME_IN_SELECTOR.findall(css) if self._has(n)})
 
 
 def _purge_rules(rules: list[Any], keep: SelectorFilter) -> str:  # tinycss2's nodes, by .type
@@ -155,11 +145,15 @@ def _purge_rules(rules: list[Any], keep: SelectorFilter) -> str:  # tinycss2's n
             if rule.value.startswith("!"):  # licences
                 out.append(f"/*{rule.value}*/")
         elif rule.type == "qualified-rule":
-            selectors = [
-                s.strip() for s in _split_selectors(tinycss2.serialize(rule.prelude)) if keep(s)
-            ]
-            if selectors:
-                out.append(f"{','.join(selectors)}{{{tinycss2.serialize(rule.content).strip()}}}")
+            selectors: list[list[Any]] = [[]]  # split at the commas outside any parentheses
+            for token in rule.prelude:
+                if token == ",":
+                    selectors.append([])
+                else:
+                    selectors[-1].append(token)
+            kept = [s for s in (tinycss2.serialize(s).strip() for s in selectors) if keep(s)]
+            if kept:
+                out.append(f"{','.join(kept)}{{{tinycss2.serialize(rule.content).strip()}}}")
         elif rule.type == "at-rule":
             if rule.lower_at_keyword in _GROUPING_RULES and rule.content is not None:
                 inner = _purge_rules(
@@ -198,8 +192,8 @@ def icon_codepoints(css: str) -> set[int]:
     return points
 
 
-def subset_font(path: Path, codepoints: set[int]) -> None:
-    """Rewrite a WOFF2 font in place with only the glyphs for ``codepoints``."""
+def subset_font(path: Path, codepoints: set[int]) -> bytes:
+    """Rewrite a WOFF2 font in place with only the glyphs for ``codepoints``; its bytes."""
     # keeping the theme's own timestamp: saved with the clock's, no two builds were equal
     font = TTFont(path, recalcTimestamp=False)
     options = subset.Options()
@@ -211,33 +205,52 @@ def subset_font(path: Path, codepoints: set[int]) -> None:
     subsetter.subset(font)
     font.flavor = "woff2"
     font.save(path)
+    return path.read_bytes()
 
 
-def _copy_cached(kept: Path, outdir: Path) -> dict[str, tuple[int, int]] | None:
-    """Copy the results cached in ``kept`` into ``outdir``; their sizes, or ``None``.
+class Made:
+    """What was made from some inputs, made once for each, kept under a hash of them.
 
-    The editions share the cache, so another one's build may replace it meanwhile:
-    then there is nothing to copy, and the results are made anew.
+    With a ``folder`` (one that every edition shares) it is kept there too, and a later
+    build, or another edition's, reads it back; what no build used for a day is removed.
     """
-    try:
-        recorded = json.loads((kept / "sizes.json").read_text(encoding="utf-8"))
-        for name, (_, after) in recorded.items():
-            if after:
-                shutil.copyfile(kept / name, outdir / name)
-    except FileNotFoundError:
-        return None
-    return {name: (before, after) for name, (before, after) in recorded.items()}
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.made: dict[str, bytes] = {}
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            stale = time.time() - 86400
+            for old in folder.iterdir():
+                with contextlib.suppress(OSError):  # another build removed it, or a folder
+                    if old.stat().st_mtime < stale:
+                        old.unlink()
+
+    def get(self, inputs: Iterable[str | bytes], make: Callable[[], str | bytes]) -> bytes:
+        """What ``make`` returns (as bytes), made only if these ``inputs`` were not yet."""
+        digest = hashlib.sha256()
+        for part in inputs:
+            digest.update(b"\0" + (part.encode() if isinstance(part, str) else part))
+        key = digest.hexdigest()
+        if key not in self.made and self.folder is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.made[key] = (self.folder / key).read_bytes()
+                os.utime(self.folder / key)  # used: not stale
+        if key not in self.made:
+            made = make()
+            self.made[key] = made.encode() if isinstance(made, str) else made
+            if self.folder is not None:  # written aside, then moved in at once
+                aside = self.folder / f"{key}.{os.getpid()}"
+                aside.write_bytes(self.made[key])
+                aside.replace(self.folder / key)
+        return self.made[key]
 
 
 def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
     """Purge every stylesheet and cut the icon fonts of one built edition.
 
-    With ``cache`` (one for every edition), the results are kept there under a hash of
-    everything they are made from (the class names the pages and scripts use, the
-    stylesheets and fonts as the theme ships them), and a build with the same inputs,
-    another edition's included, copies them instead of redoing the work.
-
-    Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
+    ``cache`` is a folder where the results are kept for later builds and the other
+    editions. Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
     """
     static = outdir / STATIC
     sizes: dict[str, tuple[int, int]] = {}
@@ -248,47 +261,20 @@ def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]
         if leftover.exists():
             sizes[str(leftover.relative_to(outdir))] = (leftover.stat().st_size, 0)
             leftover.unlink()
-    scripts = site_scripts(static)
     pages = [p for p in outdir.rglob("*.html") if is_page(p, outdir)]
-    words = site_words([*pages, *scripts])
-    sheets = sorted(static.rglob("*.css"))
-    fonts = sorted((static / ICON_FONTS).glob("*.woff2"))
-    keep = SelectorFilter(words)
-    digest = hashlib.sha256()
-    for path in [*sheets, *fonts]:
-        digest.update(f"\0{path.relative_to(outdir)}\0".encode())
-        digest.update(path.read_bytes())
-    # What is kept depends on the words only through the names the stylesheets could
-    # ask for, so a prose edit that adds words but no class name finds the same results.
-    names = {n for sheet in sheets for n in _NAME_IN_SELECTOR.findall(sheet.read_text("utf-8"))}
-    wanted = sorted(n for n in names if n in words or n.startswith(keep.prefixes))
-    digest.update("\0".join(["", *wanted]).encode())
-    kept = cache / digest.hexdigest() if cache is not None else None
-    found = _copy_cached(kept, outdir) if kept is not None else None
-    if found is not None:
-        return sizes | found
+    keep = SelectorFilter(site_words([*pages, *site_scripts(static)]))
+    made = Made(cache)
     codepoints: set[int] = set()
-    for sheet in sheets:
-        before = sheet.read_text(encoding="utf-8")
-        after = purge_css(before, keep)
-        codepoints |= icon_codepoints(after)
-        sheet.write_text(after, encoding="utf-8")
-        sizes[str(sheet.relative_to(outdir))] = (len(before.encode()), len(after.encode()))
-    for font in fonts:
-        before_size = font.stat().st_size
-        subset_font(font, codepoints)
-        sizes[str(font.relative_to(outdir))] = (before_size, font.stat().st_size)
-    if cache is not None and kept is not None:
-        # only the newest results are worth keeping; they are written aside, then moved
-        # in at once, so that no reader finds them half-written
-        shutil.rmtree(cache, ignore_errors=True)
-        writing = Path(tempfile.mkdtemp(prefix=f"{kept.name}.", dir=cache.parent))
-        for name in (n for n, (_, after) in sizes.items() if after):
-            (writing / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(outdir / name, writing / name)
-        (writing / "sizes.json").write_text(json.dumps(sizes), encoding="utf-8")
-        cache.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):  # another build moved the same results in
-            writing.rename(kept)
-        shutil.rmtree(writing, ignore_errors=True)
+    for sheet in sorted(static.rglob("*.css")):
+        css = sheet.read_text(encoding="utf-8")
+        purged = made.get([css, *keep.wanted(css)], partial(purge_css, css, keep))
+        codepoints |= icon_codepoints(purged.decode())
+        sheet.write_bytes(purged)
+        sizes[str(sheet.relative_to(outdir))] = (len(css.encode()), len(purged))
+    wanted = ",".join(map(str, sorted(codepoints)))
+    for font in sorted((static / ICON_FONTS).glob("*.woff2")):
+        shipped = font.read_bytes()
+        cut = made.get([shipped, wanted], partial(subset_font, font, codepoints))
+        font.write_bytes(cut)
+        sizes[str(font.relative_to(outdir))] = (len(shipped), len(cut))
     return sizes

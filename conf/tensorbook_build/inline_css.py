@@ -2,8 +2,8 @@
 
 A browser paints nothing until it has every stylesheet and every plain script of the
 page's ``<head>``; on a phone's network each is a round trip or more, and the theme
-asks for about twelve. After each HTML build (and after :func:`tensorbook_build.assets.
-purge`), every page of the edition is rewritten so that
+asks for about twelve. After :func:`tensorbook_build.assets.purge`, every page of the
+edition is rewritten so that
 
 * its stylesheets come with it, inside ``<style>`` in its ``<head>``: each one cut
   down, with the same rule as :mod:`tensorbook_build.assets` but for this page's own
@@ -25,18 +25,17 @@ is made again from the current stylesheets, the same as a fresh one.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import html
 import os
 import re
-import time
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from tensorbook_build.assets import (
     INLINED_STYLE,
+    Made,
     SelectorFilter,
     purge_css,
     site_scripts,
@@ -101,54 +100,7 @@ def stylesheet_text(sheet: Path, page_folder: Path, seen: tuple[Path, ...] = ())
     return css
 
 
-class _Purges:
-    """Stylesheets cut down for a set of words, once for each distinct result.
-
-    The words a cut depends on are only those the stylesheet could ask for, so pages
-    with different prose but the same class names share one cut. With a ``cache``
-    folder (one for every edition) each cut is also kept there, and a later build, or
-    another edition's, reads it back; what no build used for a day is removed.
-    """
-
-    def __init__(self, script_words: set[str], cache: Path | None) -> None:
-        self.script_words = script_words
-        self.cache = cache
-        self.done: dict[str, str] = {}
-        if cache is not None:
-            cache.mkdir(parents=True, exist_ok=True)
-            stale = time.time() - 86400
-            for old in cache.glob("*.css"):
-                with contextlib.suppress(FileNotFoundError):
-                    if old.stat().st_mtime < stale:
-                        old.unlink()
-
-    def __call__(self, css: str, page_words: set[str]) -> str:
-        keep = SelectorFilter(page_words | self.script_words)
-        names = set(re.findall(r"[.#](-?[A-Za-z_][\w-]*)", css))
-        wanted = sorted(n for n in names if keep(f".{n}"))
-        key = hashlib.sha256("\0".join([css, *wanted]).encode()).hexdigest()
-        if key not in self.done:
-            self.done[key] = self._kept(key) or self._keep(key, purge_css(css, keep))
-        return self.done[key]
-
-    def _kept(self, key: str) -> str:
-        if self.cache is None:
-            return ""
-        try:
-            os.utime(self.cache / f"{key}.css")  # used: not stale
-            return (self.cache / f"{key}.css").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
-
-    def _keep(self, key: str, css: str) -> str:
-        if self.cache is not None:  # written aside, then moved in at once
-            aside = self.cache / f"{key}.{os.getpid()}"
-            aside.write_text(css, encoding="utf-8")
-            aside.replace(self.cache / f"{key}.css")
-        return css
-
-
-def _rewrite_head(head: str, page: Path, outdir: Path, purges: _Purges, words: set[str]) -> str:
+def _rewrite_head(head: str, page: Path, outdir: Path, keep: SelectorFilter, made: Made) -> str:
     search_page = page.relative_to(outdir).as_posix() == SEARCH_PAGE
     deferring = False
 
@@ -162,7 +114,7 @@ def _rewrite_head(head: str, page: Path, outdir: Path, purges: _Purges, words: s
             if not _local(address):
                 msg = f"{page}: a stylesheet from elsewhere ({address}); the site loads none"
                 raise ValueError(msg)
-            return _inline_style(address, page, outdir, purges, words)
+            return _inline_style(address, page, outdir, keep, made)
         attributes = _attributes(match[4])
         source = attributes.get("src")
         if source is None:
@@ -178,18 +130,19 @@ def _rewrite_head(head: str, page: Path, outdir: Path, purges: _Purges, words: s
         return match[0].replace("<script", "<script defer", 1)
 
     def restyle(match: re.Match[str]) -> str:
-        return _inline_style(html.unescape(match[1]), page, outdir, purges, words)
+        return _inline_style(html.unescape(match[1]), page, outdir, keep, made)
 
     return _TAG.sub(rewrite, INLINED_STYLE.sub(restyle, head))
 
 
-def _inline_style(address: str, page: Path, outdir: Path, purges: _Purges, words: set[str]) -> str:
+def _inline_style(address: str, page: Path, outdir: Path, keep: SelectorFilter, made: Made) -> str:
     sheet = (page.parent / urlsplit(address).path).resolve()
     if outdir.resolve() / STATIC not in sheet.parents or not sheet.is_file():
         msg = f"{page}: its stylesheet {address} is not a file of {outdir / STATIC}"
         raise FileNotFoundError(msg)
-    css = purges(stylesheet_text(sheet, page.parent), words)
-    return f'<style data-inlined="{html.escape(address, quote=True)}">{css}</style>'
+    css = stylesheet_text(sheet, page.parent)
+    purged = made.get([css, *keep.wanted(css)], partial(purge_css, css, keep)).decode()
+    return f'<style data-inlined="{html.escape(address, quote=True)}">{purged}</style>'
 
 
 def inline_stylesheets(
@@ -200,9 +153,8 @@ def inline_stylesheets(
     ``cache`` is a folder where the cut stylesheets are kept for later builds and the
     other editions. Returns how many pages changed.
     """
-    static = outdir / STATIC
-    script_words = site_words(site_scripts(static))
-    purges = _Purges(script_words, cache)
+    script_words = site_words(site_scripts(outdir / STATIC))
+    made = Made(cache)
     changed = 0
     chosen = pages if pages is not None else outdir.rglob("*.html")
     for page in sorted(p for p in chosen if is_page(p, outdir)):
@@ -210,10 +162,10 @@ def inline_stylesheets(
         head = _HEAD.search(text)
         if head is None:
             continue
-        words = site_words([page])
+        keep = SelectorFilter(site_words([page]) | script_words)
         painted = (
             text[: head.start()]
-            + _rewrite_head(head[0], page, outdir, purges, words)
+            + _rewrite_head(head[0], page, outdir, keep, made)
             + text[head.end() :]
         )
         if painted != text:
