@@ -1,12 +1,10 @@
 """Light pages: the CSS purged of rules no page uses, the icon fonts cut to the glyphs shown.
 
-With its defaults the theme makes each page load about 2.2 MB of CSS and JavaScript:
-Font Awesome's SVG-and-JavaScript bundle (1.5 MB) draws icons that the theme's own
-stylesheet can already draw from the icon fonts it ships, and that stylesheet carries
-all of Bootstrap and all 2,000 icons. After each HTML build, :func:`purge`
+After each HTML build, :func:`purge`
 
-* leaves the Font Awesome bundle out of every page (``conf/_templates/static/
-  webpack-macros.html`` filters it out of the theme's own macro) and deletes it;
+* leaves Font Awesome's SVG-and-JavaScript bundle, which draws what the theme's icon
+  fonts already draw, out of every page (``conf/_templates/static/webpack-macros.html``
+  filters it out of the theme's own macro) and deletes it;
 * keeps, in every stylesheet, the rules whose class and id names appear somewhere in
   the site's HTML or JavaScript (the same rule as PurgeCSS's default extractor, so
   classes that scripts add at run time are kept too), with their licence comments;
@@ -51,9 +49,8 @@ _OPTIONAL_GROUP = re.compile(r":(?:not|is|where|has)\(")
 _ICON_GLYPH = re.compile(r"--fa:\s*\"((?:\\[0-9a-fA-F]{1,6}\s?|[^\"\\])+)\"")
 _CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?")
 _GROUPING_RULES = {"media", "supports", "layer", "container"}
+# a stylesheet that tensorbook_build.inline_css put inside a page
 INLINED_STYLE = re.compile(r'<style data-inlined="([^"]*)">.*?</style>', re.DOTALL)
-"""A stylesheet that :mod:`tensorbook_build.inline_css` put inside a page: its names are the
-stylesheet's, not the page's."""
 
 
 def site_words(files: Iterable[Path]) -> set[str]:
@@ -97,18 +94,13 @@ def site_scripts(static: Path) -> list[Path]:
 
 def _required_names(selector: str) -> list[str]:
     """The class and id names a selector needs, leaving out those in :not(), :is()..."""
-    kept, index = [], 0
-    while index < len(selector):
-        group = _OPTIONAL_GROUP.match(selector, index)
-        if group is None:
-            kept.append(selector[index])
-            index += 1
-            continue
-        depth, index = 1, group.end()
-        while depth and index < len(selector):
-            depth += (selector[index] == "(") - (selector[index] == ")")
-            index += 1
-    return _NAME_IN_SELECTOR.findall("".join(kept))
+    while group := _OPTIONAL_GROUP.search(selector):
+        depth, end = 1, group.end()
+        while depth and end < len(selector):
+            depth += (selector[end] == "(") - (selector[end] == ")")
+            end += 1
+        selector = selector[: group.start()] + selector[end:]
+    return _NAME_IN_SELECTOR.findall(selector)
 
 
 class SelectorFilter:
@@ -195,15 +187,10 @@ def icon_codepoints(css: str) -> set[int]:
 def subset_font(path: Path, codepoints: set[int]) -> bytes:
     """Rewrite a WOFF2 font in place with only the glyphs for ``codepoints``; its bytes."""
     # keeping the theme's own timestamp: saved with the clock's, no two builds were equal
-    font = TTFont(path, recalcTimestamp=False)
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.layout_features = ["*"]
-    options.notdef_outline = True
-    subsetter = subset.Subsetter(options)
+    font = TTFont(path, recalcTimestamp=False)  # loaded as WOFF2, saved as WOFF2
+    subsetter = subset.Subsetter(subset.Options(layout_features=["*"], notdef_outline=True))
     subsetter.populate(unicodes=codepoints & set(font.getBestCmap()))
     subsetter.subset(font)
-    font.flavor = "woff2"
     font.save(path)
     return path.read_bytes()
 

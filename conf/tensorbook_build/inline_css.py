@@ -28,7 +28,6 @@ from __future__ import annotations
 import html
 import os
 import re
-from collections.abc import Iterable
 from functools import partial
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
@@ -104,6 +103,15 @@ def _rewrite_head(head: str, page: Path, outdir: Path, keep: SelectorFilter, mad
     search_page = page.relative_to(outdir).as_posix() == SEARCH_PAGE
     deferring = False
 
+    def style(address: str) -> str:
+        sheet = (page.parent / urlsplit(address).path).resolve()
+        if outdir.resolve() / STATIC not in sheet.parents or not sheet.is_file():
+            msg = f"{page}: its stylesheet {address} is not a file of {outdir / STATIC}"
+            raise FileNotFoundError(msg)
+        css = stylesheet_text(sheet, page.parent)
+        purged = made.get([css, *keep.wanted(css)], partial(purge_css, css, keep)).decode()
+        return f'<style data-inlined="{html.escape(address, quote=True)}">{purged}</style>'
+
     def rewrite(match: re.Match[str]) -> str:
         nonlocal deferring
         if match[1] == "link":
@@ -114,7 +122,7 @@ def _rewrite_head(head: str, page: Path, outdir: Path, keep: SelectorFilter, mad
             if not _local(address):
                 msg = f"{page}: a stylesheet from elsewhere ({address}); the site loads none"
                 raise ValueError(msg)
-            return _inline_style(address, page, outdir, keep, made)
+            return style(address)
         attributes = _attributes(match[4])
         source = attributes.get("src")
         if source is None:
@@ -129,26 +137,11 @@ def _rewrite_head(head: str, page: Path, outdir: Path, keep: SelectorFilter, mad
             return match[0]
         return match[0].replace("<script", "<script defer", 1)
 
-    def restyle(match: re.Match[str]) -> str:
-        return _inline_style(html.unescape(match[1]), page, outdir, keep, made)
-
-    return _TAG.sub(rewrite, INLINED_STYLE.sub(restyle, head))
+    return _TAG.sub(rewrite, INLINED_STYLE.sub(lambda m: style(html.unescape(m[1])), head))
 
 
-def _inline_style(address: str, page: Path, outdir: Path, keep: SelectorFilter, made: Made) -> str:
-    sheet = (page.parent / urlsplit(address).path).resolve()
-    if outdir.resolve() / STATIC not in sheet.parents or not sheet.is_file():
-        msg = f"{page}: its stylesheet {address} is not a file of {outdir / STATIC}"
-        raise FileNotFoundError(msg)
-    css = stylesheet_text(sheet, page.parent)
-    purged = made.get([css, *keep.wanted(css)], partial(purge_css, css, keep)).decode()
-    return f'<style data-inlined="{html.escape(address, quote=True)}">{purged}</style>'
-
-
-def inline_stylesheets(
-    outdir: Path, pages: Iterable[Path] | None = None, cache: Path | None = None
-) -> int:
-    """Rewrite every page of one built edition (or those given) as the module says.
+def inline_stylesheets(outdir: Path, cache: Path | None = None) -> int:
+    """Rewrite every page of one built edition as the module says.
 
     ``cache`` is a folder where the cut stylesheets are kept for later builds and the
     other editions. Returns how many pages changed.
@@ -156,18 +149,13 @@ def inline_stylesheets(
     script_words = site_words(site_scripts(outdir / STATIC))
     made = Made(cache)
     changed = 0
-    chosen = pages if pages is not None else outdir.rglob("*.html")
-    for page in sorted(p for p in chosen if is_page(p, outdir)):
+    for page in sorted(p for p in outdir.rglob("*.html") if is_page(p, outdir)):
         text = page.read_text(encoding="utf-8")
         head = _HEAD.search(text)
         if head is None:
             continue
         keep = SelectorFilter(site_words([page]) | script_words)
-        painted = (
-            text[: head.start()]
-            + _rewrite_head(head[0], page, outdir, keep, made)
-            + text[head.end() :]
-        )
+        painted = text.replace(head[0], _rewrite_head(head[0], page, outdir, keep, made), 1)
         if painted != text:
             page.write_text(painted, encoding="utf-8")
             changed += 1
