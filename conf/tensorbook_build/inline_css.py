@@ -1,9 +1,6 @@
 """Inline CSS, deferred scripts: nothing in a page's ``<head>`` waits on another download.
 
-A browser paints nothing until it has every stylesheet and every plain script of the
-page's ``<head>``; on a phone's network each is a round trip or more, and the theme
-asks for about twelve. After :func:`tensorbook_build.assets.purge`, every page of the
-edition is rewritten so that
+After :func:`tensorbook_build.assets.purge`, every page of the edition is rewritten so that
 
 * its stylesheets come with it, inside ``<style>`` in its ``<head>``: each one cut
   down, with the same rule as :mod:`tensorbook_build.assets` but for this page's own
@@ -44,7 +41,6 @@ from tensorbook_build.settings import STATIC, is_page
 
 SEARCH_PAGE = "search.html"
 SEARCH_SCRIPTS = {"searchtools.js", "language_data.js", "searchindex.js"}
-"""What only the search page runs; the theme puts them on every page."""
 
 _HEAD = re.compile(r"<head>.*?</head>", re.DOTALL)
 _TAG = re.compile(r"<(link)\b([^>]*)>|<(script)\b([^>]*)>(.*?)</script>", re.DOTALL)
