@@ -27,8 +27,6 @@ from tensorbook_build.build import BuildBusyError, build_site, executed_pages, s
 from tensorbook_build.provenance import SOURCES, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout, pdf_name
 
-__all__ = ["DEBIAN_PACKAGES", "PdfError", "build_pdf", "install_tex", "main", "missing_glyphs"]
-
 DEBIAN_PACKAGES = (
     "texlive-xetex",
     "texlive-latex-recommended",

@@ -16,8 +16,6 @@ import ast
 import textwrap
 from pathlib import Path
 
-__all__ = ["module_name", "source_without_docstrings"]
-
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from tensorbook_build.settings import EDITIONS
-
-_OG_LOCALES = {edition.code: edition.og_locale for edition in EDITIONS}
+from tensorbook_build.settings import edition
 
 
 def _per_edition(app: Sphinx, config: Config) -> None:
@@ -24,7 +22,7 @@ def _per_edition(app: Sphinx, config: Config) -> None:
     address = f"{config.tensorbook_base_url}{config.language}/"
     config.html_baseurl = address
     config.ogp_site_url = address
-    locale = f'<meta property="og:locale" content="{_OG_LOCALES[config.language]}" />'
+    locale = f'<meta property="og:locale" content="{edition(config.language).og_locale}" />'
     config.ogp_custom_meta_tags = (*config.ogp_custom_meta_tags, locale)
 
 
