@@ -27,12 +27,11 @@ extensions = [
     "tensorbook_build.extensions.outputs",  # exact printed text; failures name the cell
     "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
     "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
-    "tensorbook_build.extensions.editions",  # languages, catalogs, the switcher
+    "tensorbook_build.extensions.editions",  # languages, catalogs, switcher, addresses
     "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
-    "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
@@ -84,7 +83,7 @@ html_favicon = "_static/favicon.svg"
 # says where python -m http.server serves it.
 tensorbook_base_url = site_base_url()
 # What a page says about itself to social sites and search engines (sphinxext-opengraph);
-# each edition's address and og:locale are set by tensorbook_build.extensions.metadata.
+# each edition's address and og:locale are set by tensorbook_build.extensions.editions.
 ogp_image = "_static/social-card.png"
 ogp_image_alt = "tensorbook: PyTorch from the ground up"
 ogp_type = "article"

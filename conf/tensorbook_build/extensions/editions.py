@@ -16,6 +16,10 @@
   (``sphinx.po``): the outputs are the source edition's, executed once.
 * An edition whose language has a word list (``conf/search_words/<code>.txt``) gives
   it to the search index, which keeps those words whole.
+* Each edition's address, the site's base URL (``tensorbook_base_url``, see
+  :func:`tensorbook_build.settings.site_base_url`) and its folder, is the canonical link
+  and sphinxext-opengraph's ``og:url`` (metadata only: the site works wherever it is
+  served), and ``og:locale``, which sphinxext-opengraph does not write, is its own.
 """
 
 from __future__ import annotations
@@ -80,6 +84,11 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
         stop(msg)
+    if config.tensorbook_base_url:
+        address = f"{config.tensorbook_base_url}{config.language}/"
+        config.html_baseurl = config.ogp_site_url = address
+        locale = f'<meta property="og:locale" content="{edition(config.language).og_locale}" />'
+        config.ogp_custom_meta_tags = (*config.ogp_custom_meta_tags, locale)
     words = LAYOUT.search_words(config.language)
     if words.is_file():
         config.html_search_options = {**config.html_search_options, "dict": str(words)}
@@ -238,7 +247,8 @@ def _on_html_page_context(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the checks, the transform and the switcher's context."""
+    """Register the checks, the transform, the switcher's context and the base URL."""
+    app.add_config_value("tensorbook_base_url", "", "html", types=(str,))
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
     app.connect("doctree-resolved", _translate_outputs)
