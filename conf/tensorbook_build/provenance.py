@@ -76,19 +76,6 @@ def source_commit(
     return None
 
 
-def repository_url(environ: Mapping[str, str] = os.environ) -> str:
-    """The repository readers report problems to (no trailing slash), or ``""``: none.
-
-    Examples
-    --------
-    >>> repository_url({"TENSORBOOK_REPOSITORY": "https://github.com/o/tensorbook/ "})
-    'https://github.com/o/tensorbook'
-    >>> repository_url({})
-    ''
-    """
-    return environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
-
-
 def report_url(
     repository: str, *, page: str, language: str, commit: Commit | None, device_line: str
 ) -> str:

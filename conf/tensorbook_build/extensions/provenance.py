@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from tensorbook.wording import DEVICE_LINE, parse
-from tensorbook_build.provenance import SOURCES, report_url, repository_url, source_commit
+from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, report_url, source_commit
 from tensorbook_build.settings import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
@@ -69,7 +70,8 @@ def _on_html_page_context(
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the configuration values and the handlers."""
     # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
-    app.add_config_value("tensorbook_repository", repository_url(), "html", types=[str])
+    repository = os.environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
+    app.add_config_value("tensorbook_repository", repository, "html", types=[str])
     app.connect("config-inited", _on_config_inited)
     app.connect("doctree-resolved", _note_device_line, priority=400)  # before editions'
     app.connect("html-page-context", _on_html_page_context)
