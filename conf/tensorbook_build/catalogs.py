@@ -1,10 +1,7 @@
 """Reading the translations: the one reader of ``.po`` catalogs that the build uses.
 
 Sphinx reads catalogs leniently (Babel prints a problem to stdout and drops the
-message, so a typo quietly turns a sentence back into English). The build reads
-them strictly first (:func:`catalog_errors`), then takes their usable
-translations (:func:`translations`); the staleness gate reads the whole catalog
-(:func:`read_catalog`).
+message, so a typo quietly turns a sentence back into English); these read them strictly.
 """
 
 from __future__ import annotations

@@ -204,24 +204,12 @@ def relative_root(pagename: str) -> str:
 
 
 def pdf_name(language: str) -> str:
-    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder.
-
-    Examples
-    --------
-    >>> pdf_name("pt_BR")
-    'tensorbook-pt_BR.pdf'
-    """
+    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder."""
     return f"{PROJECT}-{language}.pdf"
 
 
 def wheel_name(version: str) -> str:
-    """The reader's wheel's file name, which the pages link before it is built.
-
-    Examples
-    --------
-    >>> wheel_name("0.1.0")
-    'tensorbook-0.1.0-py3-none-any.whl'
-    """
+    """The reader's wheel's file name, which the pages link before it is built."""
     return f"{PROJECT}-{version}-py3-none-any.whl"
 
 

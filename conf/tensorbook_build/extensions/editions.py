@@ -170,11 +170,7 @@ class UntranslatedMessages(SphinxTransform):
 
 
 def _front_matter(document: nodes.document) -> nodes.Element | None:
-    """The page's metadata (``file_format: mystnb``...), if any.
-
-    A field list opening the page, which docutils' DocInfo transform later takes out of the
-    text, and which the gettext builder therefore never extracts. The test is DocInfo's own.
-    """
+    """The page's opening field list (``file_format: mystnb``...): never extracted."""
     # PreBibliographic is a category (a mixin, not a Node), as docutils' own DocInfo
     # passes it; the stubs take only Node classes
     index = document.first_child_not_matching_class(nodes.PreBibliographic)  # type: ignore[arg-type]
