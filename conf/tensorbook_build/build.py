@@ -189,7 +189,6 @@ def edition_fingerprint(
     """
     digest = hashlib.sha256()
     digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
-    skipped = {layout.locales} if language == SOURCE_LANGUAGE else set()
     for folder in (layout.docs, layout.conf, layout.src):
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(layout.root)
@@ -198,7 +197,7 @@ def edition_fingerprint(
                 or path.suffix == ".mo"  # compiled from the .po by the build itself
                 or path == layout.conf / "README.md"  # the maintainer's guide
                 or _NOT_INPUTS.intersection(relative.parts)
-                or any(path.is_relative_to(s) for s in skipped)
+                or (language == SOURCE_LANGUAGE and path.is_relative_to(layout.locales))
             ):
                 continue
             digest.update(f"\0{relative}\0".encode())
