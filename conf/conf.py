@@ -6,14 +6,11 @@ from pathlib import Path
 
 from tensorbook_build.settings import PROJECT, SOURCE_LANGUAGE, site_base_url
 
-CONF_DIR = Path(__file__).resolve().parent
-
 # -- The book -----------------------------------------------------------------------------
 project = PROJECT
 author = "the tensorbook authors"
 copyright = "2026, the tensorbook authors"
 release = importlib.metadata.version("tensorbook")  # the one version, in src/tensorbook
-root_doc = "index"
 
 # -- Editions -----------------------------------------------------------------------------
 # The languages are listed in tensorbook_build.settings; the editions extension refuses
@@ -21,7 +18,6 @@ root_doc = "index"
 language = SOURCE_LANGUAGE
 locale_dirs = ["locales/"]  # relative to docs/, where the catalogs live with the content
 gettext_compact = False  # one catalog per page
-gettext_uuid = False
 gettext_location = True  # translators see where each message comes from
 
 # The adapters over the build package (tensorbook_build), in the order of the pipeline.
@@ -31,12 +27,11 @@ extensions = [
     "tensorbook_build.extensions.outputs",  # exact printed text; failures name the cell
     "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
     "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
-    "tensorbook_build.extensions.editions",  # languages, catalogs, the switcher
+    "tensorbook_build.extensions.editions",  # languages, catalogs, switcher, addresses
     "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
-    "tensorbook_build.extensions.metadata",  # ... and each edition's address and locale
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
@@ -52,20 +47,15 @@ exclude_patterns = [
     "**.ipynb_checkpoints",
     "locales",
 ]
-templates_path = [str(CONF_DIR / "_templates")]
-html_static_path = [str(CONF_DIR / "_static")]
+# absolute: the gettext builder would read a relative path from docs/, not from here
+templates_path = [str(Path(__file__).resolve().parent / "_templates")]
+html_static_path = ["_static"]
 html_css_files = ["tensorbook.css"]
 
 # -- Strictness (with -W -n from the command line) ----------------------------------------
 nitpicky = True
-suppress_warnings = []
 
-# -- Execution ----------------------------------------------------------------------------
-# The build's device is ``tensorbook_device`` ("cpu" unless ``-D tensorbook_device=cuda``,
-# which ``python -m tensorbook_build --device cuda`` passes); the execution extension
-# resolves it, fails at once if it cannot be had, and hands it to the kernels.
-tensorbook_device = "cpu"
-
+# -- Execution (the device: tensorbook_build.extensions.execution) ------------------------
 nb_execution_mode = "cache"
 # A failed cell is a warning that names the file holding its traceback; the build goes
 # on, and tensorbook_build.extensions.outputs adds the page, cell and line (-W fails it).
@@ -93,7 +83,7 @@ html_favicon = "_static/favicon.svg"
 # says where python -m http.server serves it.
 tensorbook_base_url = site_base_url()
 # What a page says about itself to social sites and search engines (sphinxext-opengraph);
-# each edition's address and og:locale are set by tensorbook_build.extensions.metadata.
+# each edition's address and og:locale are set by tensorbook_build.extensions.editions.
 ogp_image = "_static/social-card.png"
 ogp_image_alt = "tensorbook: PyTorch from the ground up"
 ogp_type = "article"
@@ -105,7 +95,6 @@ ogp_custom_meta_tags = (
     '<meta property="og:image:height" content="630" />',
 )
 html_math_renderer = "mathml"
-html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
@@ -134,10 +123,6 @@ copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
 copybutton_exclude = ".linenos, .gp, .go"
-
-# A language written without spaces (Chinese) has its search index split into words by
-# a dictionary, which also has to know the book's own terms to keep them whole: the
-# editions extension gives it conf/search_words/<language>.txt where there is one.
 
 # -- The PDF of each edition (nox -s pdf; tensorbook_build.pdf) ------------------------------
 # XeLaTeX, for Unicode text and the Chinese edition's fonts; every font from Debian's

@@ -15,7 +15,7 @@ import torch
 
 from tensorbook import numpy_net
 from tensorbook.device import resolve_device
-from tensorbook_build.pysource import source_without_docstrings
+from tensorbook_build.extensions.pysource import source_without_docstrings
 from tests.support.book import (
     CHAPTERS,
     ROOT,

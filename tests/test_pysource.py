@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tensorbook_build.pysource import source_without_docstrings
+from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.settings import LAYOUT
 
 MODULE = '''

@@ -30,9 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from tensorbook.device import DeviceUnavailableError, choose_device
@@ -53,18 +52,12 @@ from tensorbook_build.settings import (
 )
 from tensorbook_build.site import write_site_files
 
-__all__ = [
-    "BuildBusyError",
-    "EditionBuild",
-    "build_lock",
-    "build_site",
-    "catalog_update_command",
-    "edition_fingerprint",
-    "executed_pages",
-    "gettext_command",
-    "main",
-    "sphinx_command",
-]
+
+def _sphinx(builder: str, conf: Path, doctrees: Path, **settings: object) -> list[str]:
+    """``python -m sphinx`` strict (warnings are errors, nitpicky), ``-D`` each setting."""
+    defines = [part for name, value in settings.items() for part in ("-D", f"{name}={value}")]
+    strict = ["-m", "sphinx", "-W", "-n", "--keep-going", "-b", builder]
+    return [sys.executable, *strict, "-c", str(conf), "-d", str(doctrees), *defines]
 
 
 def sphinx_command(
@@ -75,111 +68,61 @@ def sphinx_command(
     docs: Path = LAYOUT.docs,
     conf: Path = LAYOUT.conf,
     extra: Sequence[str] = (),
-    python: str = sys.executable,
     builder: str = "html",
 ) -> list[str]:
     """The sphinx-build command line of one edition.
 
-    Build one edition into ``site/<language>``: warnings are errors (-W), nitpicky (-n),
-    pages read in parallel, executed outputs cached beside the site for all editions.
-    Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>`` and
-    keeps its pickled pages apart from the site's.
+    Build one edition into ``site/<language>``, pages read in parallel, executed outputs
+    cached beside the site for all editions. Another ``builder`` (``latex``) writes into
+    ``<build>/<builder>/<language>`` and keeps its pickled pages apart from the site's.
     """
     work = site.parent
     out = site / language if builder == "html" else work / builder / language
     doctrees = language if builder == "html" else f"{builder}-{language}"
-    return [
-        python,
-        "-m",
-        "sphinx",
-        "-j",
-        str(JOBS),
-        "-W",
-        "-n",
-        "--keep-going",
-        "-b",
+    command = _sphinx(
         builder,
-        "-c",
-        str(conf),
-        "-d",
-        str(work / "doctrees" / doctrees),
-        "-D",
-        f"language={language}",
-        "-D",
-        f"tensorbook_device={device}",
-        "-D",
-        f"tensorbook_src_dir={Layout(conf.parent).src}",
-        "-D",
-        f"nb_execution_cache_path={work / '.jupyter_cache'}",
-        "-D",
-        f"tensorbook_output_folder={work / 'jupyter_execute' / language}",
-        str(docs),
-        str(out),
-        *extra,
-    ]
+        conf,
+        work / "doctrees" / doctrees,
+        language=language,
+        tensorbook_device=device,
+        tensorbook_src_dir=Layout(conf.parent).src,
+        nb_execution_cache_path=work / ".jupyter_cache",
+        tensorbook_output_folder=work / "jupyter_execute" / language,
+    )
+    return [*command, "-j", str(JOBS), str(docs), str(out), *extra]
 
 
 def gettext_command(
-    pot_dir: Path,
-    *,
-    docs: Path = LAYOUT.docs,
-    conf: Path = LAYOUT.conf,
-    python: str = sys.executable,
+    pot_dir: Path, *, docs: Path = LAYOUT.docs, conf: Path = LAYOUT.conf
 ) -> list[str]:
     """Extract the English messages into ``pot_dir`` (one .pot per page).
 
     Nothing is executed: outputs are never translated, so the catalogs only need
-    the prose, and extraction stays a matter of seconds.
+    the prose, and extraction stays a matter of seconds. Unexecuted cells carry no
+    kernel language, so their lexer is unknown, and a glued figure has no output to take
+    its value from; no matter, since neither code nor values are extracted.
     """
-    return [
-        python,
-        "-m",
-        "sphinx",
-        "-W",
-        "-n",
-        "--keep-going",
-        "-q",
-        "-b",
+    command = _sphinx(
         "gettext",
-        "-c",
-        str(conf),
-        "-d",
-        str(pot_dir.parent / "doctrees" / "gettext"),
-        "-D",
-        "nb_execution_mode=off",
-        # unexecuted cells carry no kernel language, so their lexer is unknown, and a
-        # glued figure has no output to take its value from; no matter, since neither
-        # code nor values are extracted (a paragraph's message is its source text)
-        "-D",
-        "suppress_warnings=myst-nb.lexer,mystnb.glue_ref",
-        str(docs),
-        str(pot_dir),
-    ]
+        conf,
+        pot_dir.parent / "doctrees" / "gettext",
+        nb_execution_mode="off",
+        suppress_warnings="myst-nb.lexer,mystnb.glue_ref",
+    )
+    return [*command, "-q", str(docs), str(pot_dir)]
 
 
-def catalog_update_command(
-    pot_dir: Path, locale_dir: Path, language: str, *, python: str = sys.executable
-) -> list[str]:
+def catalog_update_command(pot_dir: Path, locale_dir: Path, language: str) -> list[str]:
     """Merge freshly extracted messages into one language's catalogs, with sphinx-intl.
 
     A changed message keeps its old translation marked fuzzy, a new one arrives empty,
-    and a message the English no longer has is removed rather than kept as ``#~``.
+    and a message the English no longer has is removed rather than kept as ``#~``. The
+    locale folder is always given (sphinx-intl would read it relative to ``conf/``), and
+    each message is one line, so that a diff shows whole sentences.
     """
-    return [
-        python,
-        "-m",
-        "sphinx_intl",
-        "update",
-        "--pot-dir",
-        str(pot_dir),
-        "--locale-dir",  # always explicit: sphinx-intl would read it relative to conf/
-        str(locale_dir),
-        "--language",
-        language,
-        "--no-obsolete",
-        "--line-width",
-        "0",  # one line per message, so that a diff shows whole sentences
-    ]
+    update = ["-m", "sphinx_intl", "update", "--no-obsolete", "--line-width", "0"]
+    where = ["--pot-dir", str(pot_dir), "--locale-dir", str(locale_dir)]
+    return [sys.executable, *update, *where, "--language", language]
 
 
 def executed_pages(cache_dir: Path) -> dict[int, str]:
@@ -246,7 +189,6 @@ def edition_fingerprint(
     """
     digest = hashlib.sha256()
     digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
-    skipped = {layout.locales} if language == SOURCE_LANGUAGE else set()
     for folder in (layout.docs, layout.conf, layout.src):
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(layout.root)
@@ -255,7 +197,7 @@ def edition_fingerprint(
                 or path.suffix == ".mo"  # compiled from the .po by the build itself
                 or path == layout.conf / "README.md"  # the maintainer's guide
                 or _NOT_INPUTS.intersection(relative.parts)
-                or any(path.is_relative_to(s) for s in skipped)
+                or (language == SOURCE_LANGUAGE and path.is_relative_to(layout.locales))
             ):
                 continue
             digest.update(f"\0{relative}\0".encode())
@@ -288,7 +230,6 @@ def build_site(
     device: str = "cpu",
     layout: Layout = LAYOUT,
     extra: Sequence[str] = (),
-    python: str = sys.executable,
     env: Mapping[str, str] | None = None,
     capture: bool = False,
 ) -> list[EditionBuild]:
@@ -315,44 +256,46 @@ def build_site(
         )
         raise ValueError(msg)
     environment = {**os.environ, **(env or {})}
-
-    def command(language: str) -> list[str]:
-        return sphinx_command(
-            site,
-            language=language,
-            device=device,
-            docs=layout.docs,
-            conf=layout.conf,
-            extra=extra,
-            python=python,
-        )
-
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
-    start = partial(
-        _start_editions,
-        command=command,
-        site=site,
-        layout=layout,
-        capture=capture,
-        force=bool(_FORCING.intersection(extra)),
-    )
-    # the source edition's kernels are forked from a server the driver starts with its
-    # Sphinx, so that the server's imports overlap Sphinx's start
-    warm = None
-    if _FRESH_KERNELS not in extra:
-        kernels = {**environment, **kernel_environment(device, layout.src)}
-        warm = partial(forkserver.running, layout.docs, kernels, python)
     running: list[_Started] = []
     with build_lock(site.parent), contextlib.ExitStack() as stack:
-        try:
-            ready = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "outputs-ready"
-            results, source = start(
-                [SOURCE_LANGUAGE] if SOURCE_LANGUAGE in wanted else [],
-                environment={**environment, OUTPUTS_READY_VARIABLE: str(ready)},
-                stack=stack,
-                fork_server=warm,
+        ready = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "outputs-ready"
+
+        def start(code: str) -> list[EditionBuild]:
+            """Start ``code``'s Sphinx into ``running``, or say its inputs did not change."""
+            command = sphinx_command(
+                site, language=code, device=device, docs=layout.docs, conf=layout.conf, extra=extra
             )
-            running += source
+            stamp = site.parent / "fingerprints" / code
+            fingerprint = edition_fingerprint(command, layout, code, environment)
+            # the pages link the edition's PDF where one was made (tensorbook_build.pdf)
+            fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
+            current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
+            forced = _FORCING.intersection(extra)
+            if current and not forced and (site / code / "index.html").is_file():
+                note = f"tensorbook_build: {code}: nothing changed since its last build\n"
+                if not capture:
+                    print(note, end="", flush=True)
+                return [EditionBuild(code, 0, note)]
+            stamp.unlink(missing_ok=True)  # until this build has succeeded
+            launched = dict(environment)
+            if code == SOURCE_LANGUAGE:
+                launched[OUTPUTS_READY_VARIABLE] = str(ready)
+                # its kernels are forked from a server the driver starts with its Sphinx,
+                # so that the server's imports overlap Sphinx's start
+                if _FRESH_KERNELS not in extra:
+                    kernels = {**environment, **kernel_environment(device, layout.src)}
+                    server = forkserver.running(layout.docs, kernels, sys.executable)
+                    launched[FORKSERVER_VARIABLE] = str(stack.enter_context(server))
+            # a translation runs beside another edition: its output is printed once it ends
+            piped = capture or code != SOURCE_LANGUAGE
+            process = launch.start(command, launched, capture=piped, conf=layout.conf)
+            running.append(_Started(code, process, stamp, fingerprint))
+            return []
+
+        try:
+            skipped = start(SOURCE_LANGUAGE) if SOURCE_LANGUAGE in wanted else []
+            source = list(running)
             if source:
                 launch.prepare(layout.conf, translations)  # for the translations it forks
             # The translations read every output from the cache, executing nothing: they
@@ -360,15 +303,11 @@ def build_site(
             # still writing its pages; or once it has ended, if it ended first.
             while not ready.exists() and any(s.process.poll() is None for s in source):
                 time.sleep(0.05)
-            if any(s.process.poll() not in (None, 0) for s in source):
-                return [*results, *_finish_editions(source, capture=capture)]
-            skipped, translated = start(translations, environment=environment, stack=stack)
-            running += translated
-            results += _finish_editions(source, capture=capture)
-            if any(r.returncode != 0 for r in results):
-                return results
-            results += skipped
-            results += _finish_editions(translated, capture=capture)
+            if all(s.process.poll() in (None, 0) for s in source):
+                skipped += [build for code in translations for build in start(code)]
+            results = _finish_editions(source, capture=capture)
+            if all(r.returncode == 0 for r in results):
+                results += [*skipped, *_finish_editions(running[len(source) :], capture=capture)]
         finally:
             for started in running:
                 if started.process.poll() is None:
@@ -394,48 +333,6 @@ class _Started:
     process: launch.Forked | subprocess.Popen[str]
     stamp: Path
     fingerprint: str
-
-
-def _start_editions(
-    languages: Sequence[str],
-    command: Callable[[str], list[str]],
-    *,
-    site: Path,
-    layout: Layout,
-    environment: Mapping[str, str],
-    capture: bool,
-    force: bool,
-    stack: contextlib.ExitStack,
-    fork_server: Callable[[], contextlib.AbstractContextManager[Path]] | None = None,
-) -> tuple[list[EditionBuild], list[_Started]]:
-    """Start ``languages`` side by side, but for those whose inputs did not change.
-
-    Returns those skipped, as builds, and those started. The source edition, when it
-    is started, gets a fork server from ``fork_server``, which ``stack`` stops.
-    """
-    skipped: list[EditionBuild] = []
-    started: list[_Started] = []
-    for code in languages:
-        stamp = site.parent / "fingerprints" / code
-        fingerprint = edition_fingerprint(command(code), layout, code, environment)
-        # the pages link the edition's PDF where one was made (tensorbook_build.pdf)
-        fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
-        current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
-        if current and not force and (site / code / "index.html").is_file():
-            note = f"tensorbook_build: {code}: nothing changed since its last build\n"
-            if not capture:
-                print(note, end="", flush=True)
-            skipped.append(EditionBuild(code, 0, note))
-            continue
-        stamp.unlink(missing_ok=True)  # until this build has succeeded
-        # a translation runs beside another edition: its output is printed once it ends
-        piped = capture or code != SOURCE_LANGUAGE
-        launched = dict(environment)
-        if code == SOURCE_LANGUAGE and fork_server is not None:
-            launched[FORKSERVER_VARIABLE] = str(stack.enter_context(fork_server()))
-        process = launch.start(command(code), launched, capture=piped, conf=layout.conf)
-        started.append(_Started(code, process, stamp, fingerprint))
-    return skipped, started
 
 
 def _finish_editions(started: Sequence[_Started], *, capture: bool) -> list[EditionBuild]:

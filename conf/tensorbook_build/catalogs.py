@@ -1,10 +1,7 @@
 """Reading the translations: the one reader of ``.po`` catalogs that the build uses.
 
 Sphinx reads catalogs leniently (Babel prints a problem to stdout and drops the
-message, so a typo quietly turns a sentence back into English). The build reads
-them strictly first (:func:`catalog_errors`), then takes their usable
-translations (:func:`translations`); the staleness gate reads the whole catalog
-(:func:`read_catalog`).
+message, so a typo quietly turns a sentence back into English); these read them strictly.
 """
 
 from __future__ import annotations
@@ -14,8 +11,6 @@ from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import PoFileError, read_po
-
-__all__ = ["catalog_errors", "read_catalog", "translations"]
 
 # A line of a catalog is a comment, a keyword with a quoted string, or a quoted string
 # continuing the one before; Babel accepts a string without its closing quote.
@@ -43,11 +38,9 @@ def translations(po_path: Path) -> dict[str, str]:
     """
     if not po_path.is_file():
         return {}
-    with po_path.open("rb") as file:
-        catalog = read_po(file)
     return {
         m.id: m.string
-        for m in catalog
+        for m in read_catalog(po_path)
         if m.id and isinstance(m.id, str) and m.string and isinstance(m.string, str) and not m.fuzzy
     }
 

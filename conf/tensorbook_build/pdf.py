@@ -27,8 +27,6 @@ from tensorbook_build.build import BuildBusyError, build_site, executed_pages, s
 from tensorbook_build.provenance import SOURCES, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout, pdf_name
 
-__all__ = ["DEBIAN_PACKAGES", "PdfError", "build_pdf", "install_tex", "main", "missing_glyphs"]
-
 DEBIAN_PACKAGES = (
     "texlive-xetex",
     "texlive-latex-recommended",
@@ -59,25 +57,6 @@ def missing_glyphs(log: str) -> list[tuple[str, str]]:
     [('张 (U+5F20)', 'FreeSerif')]
     """
     return sorted(set(_MISSING.findall(log)))
-
-
-def install_tex() -> int:
-    """Install Debian's TeX, fonts and PDF tools where missing and this process may."""
-    if all(shutil.which(tool) for tool in _TOOLS):
-        return 0
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        print(
-            "no XeLaTeX here: install Debian's packages with 'sudo apt-get install "
-            f"{' '.join(DEBIAN_PACKAGES)}'",
-            file=sys.stderr,
-        )
-        return 1
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES],
-        check=True,
-    )
-    return 0
 
 
 def _commit_environment(layout: Layout) -> dict[str, str]:
@@ -156,14 +135,12 @@ def build_pdf(site: Path, language: str, *, layout: Layout = LAYOUT) -> Path:
     return target
 
 
-def _build_site(site: Path, languages: Sequence[str]) -> int:
-    """Build the site's editions as ``nox -s docs`` does; 1, having said why, if one fails."""
+def _build_site(site: Path, languages: Sequence[str]) -> None:
+    """Build the site's editions as ``nox -s docs`` does."""
     failed = [r for r in build_site(site, languages, capture=True) if r.returncode]
     if failed:
-        print(failed[0].output[-3000:], file=sys.stderr)
-        print(f"tensorbook_build.pdf: the {failed[0].language} edition failed", file=sys.stderr)
-        return 1
-    return 0
+        msg = f"the {failed[0].language} edition failed:\n{failed[0].output[-3000:]}"
+        raise PdfError(msg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -175,12 +152,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--language", action="append", choices=list(LANGUAGES), dest="languages")
     parser.add_argument("--install", action="store_true", help="apt-get TeX where missing")
     args = parser.parse_args(argv)
-    if args.install and install_tex() != 0:
-        return 1
     missing = [tool for tool in _TOOLS if shutil.which(tool) is None]
+    if missing and args.install and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "update", "-qq"], check=True)
+        install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends"]
+        subprocess.run([*install, *DEBIAN_PACKAGES], check=True)
+        missing = [tool for tool in _TOOLS if shutil.which(tool) is None]
     if missing:
         print(
-            f"tensorbook_build.pdf: no {', '.join(missing)} here; run with --install",
+            f"tensorbook_build.pdf: no {', '.join(missing)} here; install Debian's packages "
+            f"(--install does, as root): apt-get install {' '.join(DEBIAN_PACKAGES)}",
             file=sys.stderr,
         )
         return 1
@@ -188,12 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # the site (from the cache, where it is current), a PDF of each edition, then the
         # site again, whose pages now link the PDFs
-        if _build_site(args.site, languages):
-            return 1
+        _build_site(args.site, languages)
         for language in languages:
             print(f"tensorbook_build.pdf: {build_pdf(args.site, language)}", flush=True)
-        if _build_site(args.site, languages):
-            return 1
+        _build_site(args.site, languages)
     except (PdfError, BuildBusyError) as error:
         print(f"tensorbook_build.pdf: {error}", file=sys.stderr)
         return 1

@@ -21,17 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-__all__ = [
-    "COMMIT_DATE_VARIABLE",
-    "COMMIT_VARIABLE",
-    "REPOSITORY_VARIABLE",
-    "SOURCES",
-    "Commit",
-    "report_url",
-    "repository_url",
-    "source_commit",
-]
-
 COMMIT_VARIABLE = "TENSORBOOK_COMMIT"
 COMMIT_DATE_VARIABLE = "TENSORBOOK_COMMIT_DATE"
 REPOSITORY_VARIABLE = "TENSORBOOK_REPOSITORY"
@@ -49,13 +38,7 @@ class Commit:
 
     @property
     def short(self) -> str:
-        """The first twelve characters of the commit's hash.
-
-        Examples
-        --------
-        >>> Commit("0123456789abcdef0123", "2026-11-22").short
-        '0123456789ab'
-        """
+        """The first twelve characters of the commit's hash."""
         return self.sha[:12]
 
 
@@ -91,19 +74,6 @@ def source_commit(
     if named:
         return Commit(named, environ.get(COMMIT_DATE_VARIABLE, "").strip())
     return None
-
-
-def repository_url(environ: Mapping[str, str] = os.environ) -> str:
-    """The repository readers report problems to (no trailing slash), or ``""``: none.
-
-    Examples
-    --------
-    >>> repository_url({"TENSORBOOK_REPOSITORY": "https://github.com/o/tensorbook/ "})
-    'https://github.com/o/tensorbook'
-    >>> repository_url({})
-    ''
-    """
-    return environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
 
 
 def report_url(

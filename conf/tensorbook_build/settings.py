@@ -22,38 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tensorbook.environment import DEVICE_VARIABLE
-
-__all__ = [
-    "DEVICE_VARIABLE",
-    "EDITIONS",
-    "JOBS",
-    "KERNEL_THREADS",
-    "LANGUAGES",
-    "LAYOUT",
-    "LOCAL_BASE_URL",
-    "NOT_SITE_PAGES",
-    "PROJECT",
-    "SOURCE_LANGUAGE",
-    "STATIC",
-    "WHEELS",
-    "Edition",
-    "Layout",
-    "edition",
-    "is_page",
-    "language_tag",
-    "pdf_name",
-    "relative_root",
-    "site_base_url",
-    "site_pages",
-    "wheel_name",
-]
+from tensorbook import environment
 
 
 def language_tag(code: str) -> str:
     """Gettext's spelling of a language (``pt_BR``) as HTML's (``pt-BR``)."""
     return code.replace("_", "-")
 
+
+DEVICE_VARIABLE = environment.DEVICE_VARIABLE
+"""The environment variable that names the build's device, as the book's programs read it."""
 
 PROJECT = "tensorbook"
 """The book's name, as its pages and the files around them say it."""
@@ -114,10 +92,7 @@ LANGUAGES = {edition.code: edition.name for edition in EDITIONS}
 
 def edition(code: str) -> Edition:
     """The edition of the language ``code``; ``KeyError`` for one the book has not."""
-    for candidate in EDITIONS:
-        if candidate.code == code:
-            return candidate
-    raise KeyError(code)
+    return {candidate.code: candidate for candidate in EDITIONS}[code]
 
 
 @dataclass(frozen=True)
@@ -229,24 +204,12 @@ def relative_root(pagename: str) -> str:
 
 
 def pdf_name(language: str) -> str:
-    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder.
-
-    Examples
-    --------
-    >>> pdf_name("pt_BR")
-    'tensorbook-pt_BR.pdf'
-    """
+    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder."""
     return f"{PROJECT}-{language}.pdf"
 
 
 def wheel_name(version: str) -> str:
-    """The reader's wheel's file name, which the pages link before it is built.
-
-    Examples
-    --------
-    >>> wheel_name("0.1.0")
-    'tensorbook-0.1.0-py3-none-any.whl'
-    """
+    """The reader's wheel's file name, which the pages link before it is built."""
     return f"{PROJECT}-{version}-py3-none-any.whl"
 
 

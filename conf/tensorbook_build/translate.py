@@ -1,26 +1,14 @@
-"""The catalogs: their refresh after an English edit, and the staleness gate.
+"""The catalogs' refresh after an English edit, and the staleness gate (``nox -s translate``).
 
-``python -m tensorbook_build.translate --update`` (``nox -s translate``) extracts the
-English messages, merges them into every translation's catalogs with sphinx-intl (a
-changed message keeps its old translation marked fuzzy, a new one arrives empty, an
-obsolete one is removed) and ends with the gate's list of what is left to do.
-
-The staleness gate: every translation must follow the English, message by message.
-
-It compares the messages extracted from the English pages (the ``.pot`` files that
-Sphinx's gettext builder writes) with each translation's catalogs (``.po``) and
-reports, with the catalog's file and line and the English text:
-
-* a message that is untranslated or fuzzy (sphinx-intl marks a changed message
-  fuzzy and keeps its old translation as a hint);
-* a message of the English pages that a catalog lacks, or a page without a
-  catalog: the catalogs were not refreshed (``nox -s translate``);
-* a message that the English no longer has, live or kept as an obsolete ``#~``
-  entry: obsolete messages are removed, not left behind.
-
-The tests run it, so CI fails as soon as the English changes until the translation
-follows. ``python -m tensorbook_build.translate`` runs it from the command line;
-without ``--pot-dir`` it extracts the messages itself, into a temporary folder.
+``python -m tensorbook_build.translate --update`` extracts the English messages, merges
+them into every translation's catalogs (:func:`tensorbook_build.build.catalog_update_command`)
+and ends with the gate; without ``--update`` it runs the gate alone, as the tests do, on
+messages it extracts into a temporary folder unless ``--pot-dir`` holds them. The gate
+compares the messages of the English pages (the ``.pot`` files that Sphinx's gettext
+builder writes) with each translation's catalogs, and reports with the catalog's file
+and line and the English text each message that is untranslated or fuzzy, missing from
+its catalog or no longer in the English (live, or kept as an obsolete ``#~`` entry), and
+each page without a catalog or catalog without a page.
 """
 
 from __future__ import annotations
@@ -121,19 +109,6 @@ def stale_messages(pot_dir: Path, locale_dir: Path, languages: list[str]) -> lis
     return problems
 
 
-def extract_messages(pot_dir: Path, *, docs: Path = LAYOUT.docs, conf: Path = LAYOUT.conf) -> None:
-    """Run Sphinx's gettext builder over the English pages, into ``pot_dir``."""
-    result = subprocess.run(
-        gettext_command(pot_dir, docs=docs, conf=conf),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        msg = f"extracting the messages failed:\n{result.stdout}{result.stderr}"
-        raise RuntimeError(msg)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the gate (after refreshing the catalogs, with ``--update``); 1 if anything is stale."""
     parser = argparse.ArgumentParser(
@@ -156,7 +131,13 @@ def main(argv: list[str] | None = None) -> int:
             # a refresh extracts beside the checkout's build, where every refresh does
             where = args.docs.parent / "build" if args.update else Path(scratch)
             pot_dir = where / "gettext"
-            extract_messages(pot_dir, docs=args.docs, conf=args.conf)
+            command = gettext_command(pot_dir, docs=args.docs, conf=args.conf)
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                print(
+                    f"extracting the messages failed:\n{done.stdout}{done.stderr}", file=sys.stderr
+                )
+                return 1
         if args.update:
             for language in translations:
                 subprocess.run(

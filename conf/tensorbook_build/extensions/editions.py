@@ -16,6 +16,10 @@
   (``sphinx.po``): the outputs are the source edition's, executed once.
 * An edition whose language has a word list (``conf/search_words/<code>.txt``) gives
   it to the search index, which keeps those words whole.
+* Each edition's address, the site's base URL (``tensorbook_base_url``, see
+  :func:`tensorbook_build.settings.site_base_url`) and its folder, is the canonical link
+  and sphinxext-opengraph's ``og:url`` (metadata only: the site works wherever it is
+  served), and ``og:locale``, which sphinxext-opengraph does not write, is its own.
 """
 
 from __future__ import annotations
@@ -36,11 +40,7 @@ from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fil
 from tensorbook_build.catalogs import catalog_errors, translations
 from tensorbook_build.extensions.outputs import stop
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, relative_root
-from tensorbook_build.upstream import (
-    chinese_search,
-    docname_to_domain,
-    extract_messages,
-)
+from tensorbook_build.upstream import chinese_search, docname_to_domain, extract_messages
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,11 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
             f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
         stop(msg)
-    _name_the_pdf_parts(config)
+    if config.tensorbook_base_url:
+        address = f"{config.tensorbook_base_url}{config.language}/"
+        config.html_baseurl = config.ogp_site_url = address
+        locale = f'<meta property="og:locale" content="{edition(config.language).og_locale}" />'
+        config.ogp_custom_meta_tags = (*config.ogp_custom_meta_tags, locale)
     words = LAYOUT.search_words(config.language)
     if words.is_file():
         config.html_search_options = {**config.html_search_options, "dict": str(words)}
@@ -104,24 +108,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
         stop("broken catalog, fix it and build again:\n" + "\n".join(problems))
     if edition(config.language).word_splitter == "jieba":
         app.add_search_language(_chinese_search())
-
-
-def _name_the_pdf_parts(config: Config) -> None:
-    """Give a translation's PDF its own words for "Contents" and "Chapter".
-
-    LaTeX names them in English where babel knows no other language (Chinese); they
-    are set once the document begins, after babel has set its own.
-    """
-    if config.language == SOURCE_LANGUAGE:
-        return
-    translate = get_translation("sphinx")
-    names = (
-        f"\\AtBeginDocument{{\\renewcommand{{\\contentsname}}{{{translate('Contents')}}}"
-        f"\\renewcommand{{\\chaptername}}{{{translate('Chapter')}}}}}\n"
-    )
-    elements = dict(config.latex_elements)
-    elements["preamble"] = elements.get("preamble", "") + names
-    config.latex_elements = elements
 
 
 def _chinese_search() -> type:
@@ -165,10 +151,9 @@ class UntranslatedMessages(SphinxTransform):
         for directory in reversed(_catalog_dirs(self.app, config.language)):  # first wins
             found |= translations(directory / f"{domain}.po")
         front_matter = _front_matter(self.document)
+        skipped = {id(n) for n in front_matter.findall()} if front_matter is not None else set()
         for node, message in extract_messages(self.document):
-            if found.get(message, "").strip():
-                continue
-            if front_matter is not None and _inside(node, front_matter):
+            if found.get(message, "").strip() or id(node) in skipped:
                 continue
             text = " ".join(message.split())
             logger.warning(
@@ -185,24 +170,12 @@ class UntranslatedMessages(SphinxTransform):
 
 
 def _front_matter(document: nodes.document) -> nodes.Element | None:
-    """The page's metadata (``file_format: mystnb``...), if any.
-
-    A field list opening the page, which docutils' DocInfo transform later takes out of the
-    text, and which the gettext builder therefore never extracts. The test is DocInfo's own.
-    """
+    """The page's opening field list (``file_format: mystnb``...): never extracted."""
     # PreBibliographic is a category (a mixin, not a Node), as docutils' own DocInfo
     # passes it; the stubs take only Node classes
     index = document.first_child_not_matching_class(nodes.PreBibliographic)  # type: ignore[arg-type]
     first = document[index] if index is not None else None
     return first if isinstance(first, nodes.field_list) else None
-
-
-def _inside(node: nodes.Node, container: nodes.Node) -> bool:
-    while node is not None:
-        if node is container:
-            return True
-        node = node.parent
-    return False
 
 
 def translate_program_line(line: str, translate: Callable[[str], str]) -> str:
@@ -270,7 +243,8 @@ def _on_html_page_context(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the checks, the transform and the switcher's context."""
+    """Register the checks, the transform, the switcher's context and the base URL."""
+    app.add_config_value("tensorbook_base_url", "", "html", types=(str,))
     app.connect("config-inited", _on_config_inited)
     app.add_transform(UntranslatedMessages)
     app.connect("doctree-resolved", _translate_outputs)

@@ -1,10 +1,13 @@
-"""Sphinx adapter for the PDFs (``nox -s pdf``): their chapters, and Latin punctuation.
+"""Sphinx adapter for the PDFs (``nox -s pdf``): their chapters, words and punctuation.
 
-The fonts are ``latex_elements`` in ``conf/conf.py``, the words LaTeX would print in
-English are the editions extension's; here, what needs the page tree or the language:
+The fonts are ``latex_elements`` in ``conf/conf.py``; here, what needs the page tree or
+the language:
 
 * each page of the book is a chapter of the PDF, not a section of the root page's
   "Chapters" (:class:`LiftChapters`);
+* a translation's PDF gets its own words for "Contents" and "Chapter", which LaTeX
+  names in English where babel knows no other language (Chinese); they are set once
+  the document begins, after babel has set its own;
 * outside the CJK editions (``Edition.cjk``), quotation marks, dashes and ellipses
   stay in the Latin font: xeCJK, which every edition loads for its Chinese words,
   would set them full width, right in Chinese and wrong between English words.
@@ -16,21 +19,28 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
+from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from tensorbook_build.settings import edition
+from tensorbook_build.settings import SOURCE_LANGUAGE, edition
 
 LATIN_PUNCTUATION = r"""
 \xeCJKDeclareCharClass{Default}{"2013, "2014, "2018, "2019, "201C, "201D, "2026}
 """
 
 
-def _punctuation(app: Sphinx, config: Config) -> None:
-    if edition(config.language).cjk:
-        return
-    elements = dict(config.latex_elements)
-    elements["preamble"] = elements.get("preamble", "") + LATIN_PUNCTUATION
-    config.latex_elements = elements
+def _preamble(app: Sphinx, config: Config) -> None:
+    added = ""
+    if config.language != SOURCE_LANGUAGE:
+        translate = get_translation("sphinx")
+        added += (
+            f"\\AtBeginDocument{{\\renewcommand{{\\contentsname}}{{{translate('Contents')}}}"
+            f"\\renewcommand{{\\chaptername}}{{{translate('Chapter')}}}}}\n"
+        )
+    if not edition(config.language).cjk:
+        added += LATIN_PUNCTUATION
+    preamble = config.latex_elements.get("preamble", "") + added
+    config.latex_elements = {**config.latex_elements, "preamble": preamble}
 
 
 class LiftChapters(SphinxPostTransform):
@@ -67,7 +77,7 @@ class LiftChapters(SphinxPostTransform):
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Set the punctuation once the language is known; lift the chapters."""
-    app.connect("config-inited", _punctuation, priority=900)
+    """Add to the preamble once the language is known; lift the chapters."""
+    app.connect("config-inited", _preamble, priority=900)  # after the language check
     app.add_post_transform(LiftChapters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,8 +1,7 @@
 """Sphinx adapter for :mod:`tensorbook_build.provenance`: every page's footer.
 
 * ``config-inited``: reads the commit the source is and whether the edition's PDF
-  exists (a change of either rewrites the pages, re-reading nothing), and the
-  repository to report to;
+  exists (a change of either rewrites the pages, re-reading nothing);
 * ``doctree-resolved``: notes the page's device line, before a translated edition
   puts it into its own words (a report is read by the book's maintainers);
 * ``html-page-context``: gives ``provenance.html`` (``conf/_templates``) the version,
@@ -12,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +20,13 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from tensorbook.wording import DEVICE_LINE, parse
-from tensorbook_build.provenance import (
-    SOURCES,
-    report_url,
-    repository_url,
-    source_commit,
-)
+from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, report_url, source_commit
 from tensorbook_build.settings import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
 
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
-    if not config.tensorbook_repository:
-        config.tensorbook_repository = repository_url()
     # What the footer shows of the build, given to the templates through html_context:
     # a change of it (a new commit, a PDF made since) rewrites every page, re-reading none.
     config.html_context = {
@@ -60,19 +53,16 @@ def _on_html_page_context(
     doctree: nodes.document | None,
 ) -> None:
     config = app.config
-    commit = context["tensorbook_commit"]
     context["tensorbook_version"] = config.release
+    pdf = relative_root(pagename) + pdf_name(config.language)
+    context["tensorbook_pdf"] = pdf if context["tensorbook_has_pdf"] else ""
     context["tensorbook_report"] = ""
-    context["tensorbook_pdf"] = ""
-    if context["tensorbook_has_pdf"]:
-        context["tensorbook_pdf"] = relative_root(pagename) + pdf_name(config.language)
     if config.tensorbook_repository and doctree is not None:
-        page = f"{config.tensorbook_base_url}{config.language}/{pagename}.html"
         context["tensorbook_report"] = report_url(
             config.tensorbook_repository,
-            page=page,
+            page=f"{config.tensorbook_base_url}{config.language}/{pagename}.html",
             language=config.language,
-            commit=commit,
+            commit=context["tensorbook_commit"],
             device_line=doctree.get(_DEVICE_LINE, ""),
         )
 
@@ -80,7 +70,8 @@ def _on_html_page_context(
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the configuration values and the handlers."""
     # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
-    app.add_config_value("tensorbook_repository", "", "html", types=[str])
+    repository = os.environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
+    app.add_config_value("tensorbook_repository", repository, "html", types=[str])
     app.connect("config-inited", _on_config_inited)
     app.connect("doctree-resolved", _note_device_line, priority=400)  # before editions'
     app.connect("html-page-context", _on_html_page_context)

@@ -35,72 +35,14 @@ PROSE_PAGE = "tensors.md"
 SRC_MODULE = "custom_relu.py"
 
 
-def _median_seconds(runs: int, prepare: Callable[[int], None], run: Callable[[], None]) -> float:
-    """The median wall time of ``run``, each time after ``prepare(i)`` (not timed)."""
-    seconds = []
-    for i in range(runs):
-        prepare(i)
-        start = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
+def _appending(path: Path, text: str) -> Callable[[int], None]:
+    """A ``prepare`` that appends a different line to ``path`` before each run."""
 
+    def prepare(i: int) -> None:
+        with path.open("a", encoding="utf-8") as file:
+            file.write(text.format(i=i))
 
-def _never(_: int) -> None:
-    """Nothing to prepare."""
-
-
-def _import_torch() -> None:
-    subprocess.run([sys.executable, "-c", "import torch"], check=True)
-
-
-class Bench:
-    """A copy of the book, and the builds timed on it."""
-
-    def __init__(self, tree: Path, device: str, runs: int) -> None:
-        self.tree = tree
-        self.device = device
-        self.runs = runs
-        self.build = tree / "build"
-        self.executed: list[str] = []
-
-    def build_once(self, languages: Sequence[str] | None = None) -> None:
-        """Build as ``nox -s docs`` does; stop the benchmark if the build fails."""
-        results = build_site(
-            self.build / "html",
-            languages,
-            device=self.device,
-            layout=Layout(self.tree),
-            extra=["-q"],
-            capture=True,
-        )
-        if results[-1].returncode != 0:
-            sys.exit(f"bench: the {results[-1].language} edition failed:\n{results[-1].output}")
-
-    def recording(self, run: Callable[[], None]) -> Callable[[], None]:
-        """``run``, noting in :attr:`executed` the pages it executed."""
-
-        def recorded() -> None:
-            before = executed_pages(self.build / ".jupyter_cache")
-            run()
-            after = executed_pages(self.build / ".jupyter_cache")
-            self.executed = sorted(name for pk, name in after.items() if pk not in before)
-
-        return recorded
-
-    def append(self, path: Path, text: str) -> Callable[[int], None]:
-        """A ``prepare`` that appends a different line to ``path`` before each run."""
-
-        def prepare(i: int) -> None:
-            with path.open("a", encoding="utf-8") as file:
-                file.write(text.format(i=i))
-
-        return prepare
-
-
-def _report(label: str, seconds: float, torch_seconds: float, executed: list[str]) -> None:
-    pages = f"executed {len(executed)}" + (f": {', '.join(executed)}" if executed else "")
-    print(f"{label:<44} {seconds:7.2f} s {seconds / torch_seconds:7.2f} x   {pages}")
+    return prepare
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,39 +63,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for name in ("pyproject.toml", "README.md", "LICENSE"):  # the reader's wheel is built
         shutil.copyfile(LAYOUT.root / name, tree / name)
-    bench = Bench(tree, device, args.runs)
+    build = tree / "build"
     print(f"a copy of the book in {tree}; medians of {args.runs} runs\n")
     print(f"{'':<44} {'median':>9} {'÷ torch':>9}")
 
-    torch_seconds = _median_seconds(args.runs, _never, _import_torch)
-    _report('python -c "import torch"', torch_seconds, torch_seconds, [])
+    def figure(
+        label: str, run: Callable[[], object], prepare: Callable[[int], None] = lambda _: None
+    ) -> float:
+        """Print ``run``'s median time (each after ``prepare(i)``, untimed), ratio and pages."""
+        seconds = []
+        for i in range(args.runs):
+            prepare(i)
+            start = time.perf_counter()
+            before = executed_pages(build / ".jupyter_cache")
+            run()
+            after = executed_pages(build / ".jupyter_cache")
+            seconds.append(time.perf_counter() - start)
+        median = statistics.median(seconds)
+        executed = sorted(name for pk, name in after.items() if pk not in before)
+        pages = f"executed {len(executed)}" + (f": {', '.join(executed)}" if executed else "")
+        print(f"{label:<44} {median:7.2f} s {median / (torch or median):7.2f} x   {pages}")
+        return median
 
-    def cold(_: int) -> None:
-        shutil.rmtree(bench.build, ignore_errors=True)
-
-    def figure(label: str, prepare: Callable[[int], None], run: Callable[[], None]) -> None:
-        seconds = _median_seconds(args.runs, prepare, bench.recording(run))
-        _report(label, seconds, torch_seconds, bench.executed)
+    torch = 0.0  # the first figure's ratio is to itself
+    import_torch = [sys.executable, "-c", "import torch"]
+    torch = figure('python -c "import torch"', lambda: subprocess.run(import_torch, check=True))
 
     # nox -s docs, end to end, into this copy's build folder (the checkout's pages, the
     # same as the copy's until the edits below): its first run installs the environment
     # where there is none yet, and is not timed
-    nox = [sys.executable, "-m", "nox", "-s", "docs", "--", "--site", str(bench.build / "html")]
+    nox = [sys.executable, "-m", "nox", "-s", "docs", "--", "--site", str(build / "html")]
 
     def nox_docs() -> None:
         subprocess.run(nox, cwd=LAYOUT.root, check=True, capture_output=True)
 
     nox_docs()
-    figure(f"nox -s docs, cold ({' + '.join(LANGUAGES)})", cold, nox_docs)
-    figure("nox -s docs, nothing changed", _never, nox_docs)
+    figure(
+        f"nox -s docs, cold ({' + '.join(LANGUAGES)})",
+        nox_docs,
+        lambda _: shutil.rmtree(build, ignore_errors=True),
+    )
+    figure("nox -s docs, nothing changed", nox_docs)
 
     def source_edition() -> None:
-        bench.build_once([SOURCE_LANGUAGE])
+        results = build_site(
+            build / "html",
+            [SOURCE_LANGUAGE],
+            device=device,
+            layout=Layout(tree),
+            extra=["-q"],
+            capture=True,
+        )
+        if results[-1].returncode != 0:
+            sys.exit(f"bench: the {results[-1].language} edition failed:\n{results[-1].output}")
 
-    prose = bench.append(tree / "docs" / PROSE_PAGE, "\nA sentence the benchmark added ({i}).\n")
-    figure(f"after a prose edit ({PROSE_PAGE})", prose, source_edition)
-    code = bench.append(tree / "src" / "tensorbook" / SRC_MODULE, "\n# benchmark edit {i}\n")
-    figure(f"after a src edit ({SRC_MODULE})", code, source_edition)
+    prose = _appending(tree / "docs" / PROSE_PAGE, "\nA sentence the benchmark added ({i}).\n")
+    figure(f"after a prose edit ({PROSE_PAGE})", source_edition, prose)
+    code = _appending(tree / "src" / "tensorbook" / SRC_MODULE, "\n# benchmark edit {i}\n")
+    figure(f"after a src edit ({SRC_MODULE})", source_edition, code)
 
     if not args.keep:
         shutil.rmtree(tree)
