@@ -7,9 +7,6 @@
   log, not a warning, which ``-W`` would make an error: only ``nox -s record`` on that
   device refreshes them. Outputs that differ between devices in a cell the page does
   not tag are a warning. A page is read again when its recordings change.
-* ``{recorded}`cuda:speedup_largest```: the figure the page glued under that name in
-  the newest recording on a device of that type or kind, and where it was recorded;
-  without one, "no recording on cuda yet", and no figure.
 * ``{build-status} pages`` and ``{build-status} torch``: the status page's tables,
   filled in once every page is read: each page's execution, device, torch and
   recordings with their freshness; the compatibility runs (``compat.json``).
@@ -28,7 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.locale import get_translation
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective, SphinxRole
+from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
 from tensorbook_build.extensions import folds
@@ -51,7 +48,6 @@ WORDS = (
     STALE_CODE := "stale: the cell's code changed since it was recorded",
     STALE_MODULES := "stale: {modules} changed since it was recorded",
     NOT_THIS_BUILD := "Not this build's output: recorded by nox -s record on another machine.",
-    NO_RECORDING := "no recording on {device} yet",
 )
 STATUS_WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
@@ -187,29 +183,6 @@ def _match(recording: ledger.Recording, index: int, source: str) -> ledger.Cell 
     return next((c for c in recording.cells if c.marked and c.source == source), None)
 
 
-class RecordedRole(SphinxRole):
-    """``{recorded}`DEVICE:name```: a figure from another device's recording, and whence."""
-
-    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        """The figure and where it was recorded, or the words saying there is none."""
-        device, _, name = self.text.partition(":")
-        if not name:
-            msg = f"{{recorded}} takes DEVICE:name, such as cuda:speedup_largest; got {self.text!r}"
-            return [], [self.inliner.reporter.error(msg, line=self.lineno)]
-        candidates = [
-            r
-            for r in _recordings(self.env.srcdir, self.env.docname)
-            if device in (r.kind, r.provenance["device"].split(":")[0]) and name in r.glue
-        ]
-        translate = get_translation("sphinx")
-        if not candidates:
-            text = translate(NO_RECORDING).format(device=device)
-            return [nodes.inline("", text, classes=["tb-recorded-missing"])], []
-        newest = max(candidates, key=lambda r: (r.provenance["run_date"], r.kind))
-        shown = f"{newest.glue[name]['text']} ({_label(newest, translate)})"
-        return [nodes.inline("", shown, classes=["tb-recorded-figure"])], []
-
-
 class BuildStatus(SphinxDirective):
     """``{build-status} pages`` or ``{build-status} torch``: filled in once every page is read."""
 
@@ -322,7 +295,7 @@ def _outdated(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the nodes, the role, the directive and the handlers."""
+    """Register the nodes, the directive and the handlers."""
     app.add_node(
         recorded_fold,
         html=(folds.writes('<details class="tb-recorded">'), folds.writes("</details>")),
@@ -337,7 +310,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     )
     skip = (folds.skip, None)
     app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
-    app.add_role("recorded", RecordedRole())
     app.add_directive("build-status", BuildStatus)
     # before Sphinx's image collector (500), which then copies the recorded figures
     app.connect("doctree-read", _show_recordings, priority=400)
