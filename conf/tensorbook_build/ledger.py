@@ -3,13 +3,12 @@ r"""The device ledger: outputs recorded on other devices, with where and when th
 The site is built on a CPU, yet some cells print what only a GPU shows; their page tags
 them :data:`TAG`. :mod:`tensorbook_build.record` writes one recording per device kind
 (:func:`device_kind`) and page, ``docs/recorded/<kind>/<page>.json``, its figures beside
-it. A recording (:data:`SCHEMA` names every field; it is checked on load) holds the
-run's provenance: the device, torch, Python, NumPy, the commit, the date, the command;
-for each code cell a hash of its code and of each ``tensorbook`` module imported by it
-or a cell before it (the cache key's), a digest of what it printed and, for a tagged
-cell, its outputs; and the figures the page glued. A recorded cell is stale
-(:func:`freshness`) once its code, or one of those modules, changed since it ran;
-:func:`unmarked_differences` finds untagged cells whose output differs between devices.
+it. A recording (``recording.schema.json``, checked on load) holds the run's provenance
+and, for each code cell, the hashes of its code and of each ``tensorbook`` module
+imported by it or a cell before it (the cache key's), a digest of what it printed and,
+for a tagged cell, its outputs. A recorded cell is stale (:func:`freshness`) once its
+code, or one of those modules, changed since it ran; :func:`unmarked_differences` finds
+untagged cells whose output differs between devices.
 
 Examples
 --------
@@ -28,40 +27,20 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
 
 TAG = "device-dependent"
 """The cell tag of a cell whose output depends on the device that ran it."""
 FOLDER = "recorded"
 """Under ``docs/``: one folder per device kind, one JSON file per page."""
 COMPAT = "compat.json"
-"""In :data:`FOLDER`: the torch versions :mod:`tensorbook_build.compat` ran, and how."""
-SCHEMA_VERSION = 1
-GLUE = "application/papermill.record/text/plain"  # the MIME type of a glued value
-
-# Each field's type; a nested object's own fields. (None, shape): may be null (a CPU
-# recording has no GPU); a name ending in "?": may be absent (an output is text or image).
-SCHEMA: dict[str, Any] = {
-    "schema": int,
-    "page": str,
-    "kind": str,
-    "provenance": {
-        "device": str,
-        "model": str,
-        "gpu": (None, {"name": str, "driver": str, "cuda": str, "capability": str,
-                       "memory_gib": float}),
-        "torch": str, "python": str, "numpy": str, "threads": int,
-        "commit": str, "commit_date": str, "run_date": str, "command": str,
-    },
-    "cells": [
-        {"index": int, "source": str, "modules": {str: str}, "marked": bool, "digest": str,
-         "outputs": [{"text?": str, "image?": str}]}
-    ],
-    "glue": {str: {"text": str, "cell": int}},
-}  # fmt: skip
-"""The shape of a recording; :func:`load_recording` refuses anything else."""
+"""In :data:`FOLDER`: the torch versions ``nox -s compat`` ran, and how."""
+SCHEMA = json.loads(Path(__file__).with_name("recording.schema.json").read_text("utf-8"))
+"""The shape of a recording, its version included; :func:`load_recording` refuses others."""
 
 
 class RecordingError(ValueError):
@@ -89,12 +68,6 @@ class Recording:
     kind: str
     provenance: dict[str, Any]
     cells: tuple[Cell, ...]
-    glue: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def folder(self) -> Path:
-        """Where the recording's figures are (its image paths are relative to it)."""
-        return self.path.parent
 
 
 def device_kind(device_type: str, gpu_name: str = "") -> str:
@@ -154,25 +127,20 @@ def output_digest(shown: Sequence[Mapping[str, str]], ignore_line: str = "") -> 
     return digest.hexdigest()[:16]
 
 
-def cell_module_hashes(codes: Sequence[str], src_dir: Path) -> list[dict[str, str]]:
-    """For each cell, the ``tensorbook`` modules imported by it or the cells before it.
+def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
+    """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes.
 
-    With their hashes, as :func:`tensorbook_build.execute.page_hashes` computes them
-    for the cache key: a later cell may use what an earlier one imported.
+    The modules are the ``tensorbook`` modules imported by the cell or a cell before it
+    (a later cell may use what an earlier one imported), hashed as
+    :func:`tensorbook_build.execute.page_hashes` hashes them for the cache key.
     """
     from tensorbook_build.execute import page_hashes
 
-    result = []
-    for end in range(1, len(codes) + 1):
-        page = "".join(f"```{{code-cell}} ipython3\n{code}\n```\n" for code in codes[:end])
-        result.append(dict(page_hashes(page, src_dir).values()))
-    return result
-
-
-def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
-    """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes."""
-    modules = cell_module_hashes(list(codes.values()), src_dir)
-    return {i: (source_hash(c), m) for (i, c), m in zip(codes.items(), modules, strict=True)}
+    keys, page = {}, ""
+    for index, code in codes.items():
+        page += f"```{{code-cell}} ipython3\n{code}\n```\n"
+        keys[index] = (source_hash(code), dict(page_hashes(page, src_dir).values()))
+    return keys
 
 
 def recording_from_notebook(
@@ -191,12 +159,8 @@ def recording_from_notebook(
     """
     cells = notebook["cells"]
     codes = {i: "".join(c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code"}
-    records, figures, glue = [], {}, {}
+    records, figures = [], {}
     for index, (source, modules) in cell_keys(codes, src_dir).items():
-        for output in cells[index].get("outputs", []):
-            name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
-            if name and GLUE in output.get("data", {}):
-                glue[name] = {"text": str(output["data"][GLUE]), "cell": index}
         shown = _outputs_text(cells[index].get("outputs", []))
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []
@@ -206,11 +170,20 @@ def recording_from_notebook(
                 figures[figure] = base64.b64decode(item["png"])
                 item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
             outputs.append(item)
-        records.append({"index": index, "source": source, "modules": modules, "marked": marked,
-                        "digest": output_digest(shown, ignore_line), "outputs": outputs})  # fmt: skip
-    data = {"schema": SCHEMA_VERSION, "page": page, "kind": kind, "provenance": dict(provenance),
-            "cells": records, "glue": dict(sorted(glue.items()))}  # fmt: skip
-    return data, figures
+        digest = output_digest(shown, ignore_line)
+        records.append(
+            {
+                "index": index,
+                "source": source,
+                "modules": modules,
+                "marked": marked,
+                "digest": digest,
+                "outputs": outputs,
+            }
+        )
+    version = SCHEMA["properties"]["schema"]["const"]
+    data = {"schema": version, "page": page, "kind": kind, "provenance": dict(provenance)}
+    return {**data, "cells": records}, figures
 
 
 def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, bytes]) -> Path:
@@ -224,57 +197,23 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
     path = folder / f"{data['page']}.json"
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    _check(data, SCHEMA, path)  # what is written must load
+    _check(data, path)  # what is written must load
     return path
 
 
 def _fail(path: Path, where: str, problem: str) -> RecordingError:
     return RecordingError(
-        f"{path}: field {where or '(top level)'}: {problem}. Recordings are written by "
-        "nox -s record -- --device DEVICE, not by hand: record the page again, or delete "
-        "the file"
+        f"{path}: field {where or '(top level)'}: {problem}; recordings are not written by "
+        "hand: record the page again (nox -s record -- --device DEVICE), or delete the file"
     )
 
 
-_TYPES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-          list: "a list", dict: "an object"}  # fmt: skip
-
-
-def _has_type(value: object, wanted: type) -> bool:
-    """Whether ``value`` is a JSON value of type ``wanted`` (an integer counts as a number)."""
-    if isinstance(value, bool) and wanted is not bool:
-        return False
-    return isinstance(value, (int, float) if wanted is float else wanted)
-
-
-def _check(value: Any, shape: Any, path: Path, where: str = "") -> None:  # noqa: ANN401
-    """Raise :class:`RecordingError` naming ``path`` and the field where ``value`` is off."""
-    if isinstance(shape, tuple):
-        if value is None:
-            return
-        shape = shape[1]
-    wanted = type(shape) if isinstance(shape, list | dict) else shape
-    if not _has_type(value, wanted):
-        got = type(value).__name__ if wanted in (list, dict) else json.dumps(value)[:40]
-        raise _fail(path, where, f"expected {_TYPES[wanted]}, got {got}")
-    if isinstance(shape, list):
-        for number, item in enumerate(value):
-            _check(item, shape[0], path, f"{where}[{number}]")
-    elif isinstance(shape, dict) and str in shape:  # a mapping of names to one shape
-        for name, item in value.items():
-            _check(item, shape[str], path, f"{where}.{name}".lstrip("."))
-    elif isinstance(shape, dict):
-        fields = {key.rstrip("?"): key for key in shape}
-        for name in value:
-            if name not in fields:
-                raise _fail(path, f"{where}.{name}".lstrip("."), "not a field of a recording")
-        for name, key in fields.items():
-            if name in value:
-                _check(value[name], shape[key], path, f"{where}.{name}".lstrip("."))
-            elif not key.endswith("?"):
-                raise _fail(path, f"{where}.{name}".lstrip("."), "missing")
-        if "text?" in shape and len(value) != 1:
-            raise _fail(path, where, "an output has exactly one of text or image")
+def _check(data: object, path: Path) -> None:
+    """Raise :class:`RecordingError` naming ``path`` and the field that breaks :data:`SCHEMA`."""
+    errors = jsonschema.Draft202012Validator(SCHEMA).iter_errors(data)
+    if error := jsonschema.exceptions.best_match(errors):
+        steps = (f"[{step}]" if isinstance(step, int) else f".{step}" for step in error.path)
+        raise _fail(path, "".join(steps).lstrip("."), error.message)
 
 
 def load_recording(path: Path) -> Recording:
@@ -290,9 +229,7 @@ def load_recording(path: Path) -> Recording:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise _fail(path, "", f"not JSON ({error})") from None
-    _check(data, SCHEMA, path)
-    if data["schema"] != SCHEMA_VERSION:
-        raise _fail(path, "schema", f"version {data['schema']}, this build reads {SCHEMA_VERSION}")
+    _check(data, path)
     if data["kind"] != path.parent.name:
         raise _fail(path, "kind", f"{data['kind']!r}, but the file is in {path.parent.name}/")
     if data["page"] != path.stem:
@@ -303,7 +240,7 @@ def load_recording(path: Path) -> Recording:
                 where = f"cells[{number}].outputs"
                 raise _fail(path, where, f"the figure {item['image']} is missing")
     cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
-    return Recording(path, data["page"], data["kind"], data["provenance"], cells, data["glue"])
+    return Recording(path, data["page"], data["kind"], data["provenance"], cells)
 
 
 def page_recordings(root: Path, page: str) -> list[Recording]:
