@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
-from tensorbook_build.kit import run_kit
+from tensorbook_build.kit import add_result, run_kit
 from tensorbook_build.ledger import (
     TAG,
     RecordingError,
@@ -241,7 +241,6 @@ def test_the_catalog_template_lists_exactly_the_ledger_s_words():
 
 
 def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path, caplog):
-    from tensorbook_build.compat import add_result
     from tensorbook_build.extensions.ledger import _compat_runs
 
     path = tmp_path / "compat.json"
