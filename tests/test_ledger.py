@@ -28,7 +28,6 @@ from tensorbook_build.ledger import (
     unmarked_differences,
     write_recording,
 )
-from tensorbook_build.record import DEVICE_LINE_PATTERN
 from tests.support.book import ROOT
 
 PNG = base64.b64encode(b"\x89PNG test figure").decode()
@@ -78,14 +77,7 @@ def _notebook(printed: str = "on cuda:0", device_line: str = "") -> dict:
 
 
 def _record(root: Path, kind: str = "test-gpu", **notebook: str) -> Path:
-    data, figures = recording_from_notebook(
-        _notebook(**notebook),
-        page="page",
-        kind=kind,
-        provenance=PROVENANCE,
-        src_dir=ROOT / "src",
-        ignore_line=DEVICE_LINE_PATTERN,
-    )
+    data, figures = recording_from_notebook(_notebook(**notebook), "page", kind, PROVENANCE)
     return write_recording(root, data, figures)
 
 

@@ -1,14 +1,11 @@
 r"""The device ledger: outputs recorded on other devices, with where and when they ran.
 
-The site is built on a CPU, yet some cells print what only a GPU shows; their page tags
-them :data:`TAG`. :mod:`tensorbook_build.record` writes one recording per device kind
-(:func:`device_kind`) and page, ``docs/recorded/<kind>/<page>.json``, its figures beside
-it. A recording (``recording.schema.json``, checked on load) holds the run's provenance
-and, for each code cell, the hashes of its code and of each ``tensorbook`` module
-imported by it or a cell before it (the cache key's), a digest of what it printed and,
-for a tagged cell, its outputs. A recorded cell is stale (:func:`freshness`) once its
-code, or one of those modules, changed since it ran; :func:`unmarked_differences` finds
-untagged cells whose output differs between devices.
+Cells whose output depends on the device are tagged :data:`TAG`. ``nox -s record``
+writes one recording per device kind (:func:`device_kind`) and page,
+``docs/recorded/<kind>/<page>.json`` (``recording.schema.json``), its figures beside it:
+the run's provenance and, for each code cell, its :func:`cell_keys`, a digest of what it
+printed and, when tagged, its outputs. A recorded cell is stale (:func:`freshness`)
+once its code, or a module it imports, changed since it ran.
 
 Examples
 --------
@@ -32,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
+
+from tensorbook.wording import DEVICE_LINE, parse
+from tensorbook_build.settings import LAYOUT
 
 TAG = "device-dependent"
 """The cell tag of a cell whose output depends on the device that ran it."""
@@ -110,20 +110,18 @@ def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     return [{"text": item["text"].rstrip("\n")} if "text" in item else item for item in shown]
 
 
-def output_digest(shown: Sequence[Mapping[str, str]], ignore_line: str = "") -> str:
-    """A digest of a cell's shown outputs; lines matching ``ignore_line`` (a regex) left out.
+def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
+    """A digest of a cell's shown outputs, compared between devices (:func:`unmarked_differences`).
 
-    The mark check compares digests between devices; the device line every page prints
-    first is about the device by design, so it is left out of the comparison.
+    The device line every page prints first is about the device by design: left out.
     """
     digest = hashlib.sha256()
     for item in shown:
         if "text" in item:
-            lines = item["text"].split("\n")
-            kept = [x for x in lines if not (ignore_line and re.fullmatch(ignore_line, x))]
+            kept = [x for x in item["text"].split("\n") if parse(DEVICE_LINE, x) is None]
             digest.update(("text\0" + "\n".join(kept) + "\0").encode())
         else:
-            digest.update(b"image\0" + base64.b64decode(item.get("png", "")) + b"\0")
+            digest.update(b"image\0" + base64.b64decode(item["png"]) + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -144,13 +142,7 @@ def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, d
 
 
 def recording_from_notebook(
-    notebook: Mapping[str, Any],
-    *,
-    page: str,
-    kind: str,
-    provenance: Mapping[str, Any],
-    src_dir: Path,
-    ignore_line: str = "",
+    notebook: Mapping[str, Any], page: str, kind: str, provenance: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The recording of an executed notebook: its JSON data and its figures' bytes.
 
@@ -160,7 +152,7 @@ def recording_from_notebook(
     cells = notebook["cells"]
     codes = {i: "".join(c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code"}
     records, figures = [], {}
-    for index, (source, modules) in cell_keys(codes, src_dir).items():
+    for index, (source, modules) in cell_keys(codes, LAYOUT.src).items():
         shown = _outputs_text(cells[index].get("outputs", []))
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []
@@ -170,7 +162,7 @@ def recording_from_notebook(
                 figures[figure] = base64.b64decode(item["png"])
                 item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
             outputs.append(item)
-        digest = output_digest(shown, ignore_line)
+        digest = output_digest(shown)
         records.append(
             {
                 "index": index,
