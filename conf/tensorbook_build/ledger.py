@@ -189,23 +189,25 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
     path = folder / f"{data['page']}.json"
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    _check(data, path)  # what is written must load
+    if problem := schema_problem(data, SCHEMA):  # what is written must load
+        raise _fail(path, problem)
     return path
 
 
-def _fail(path: Path, where: str, problem: str) -> RecordingError:
+def schema_problem(data: object, schema: Mapping[str, Any]) -> str:
+    """Where and how ``data`` breaks ``schema`` (``field cells[1].marked: ...``); else ``""``."""
+    errors = jsonschema.Draft202012Validator(schema).iter_errors(data)
+    if (error := jsonschema.exceptions.best_match(errors)) is None:
+        return ""
+    steps = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in error.path).lstrip(".")
+    return f"field {steps or '(top level)'}: {error.message}"
+
+
+def _fail(path: Path, problem: str) -> RecordingError:
     return RecordingError(
-        f"{path}: field {where or '(top level)'}: {problem}; recordings are not written by "
-        "hand: record the page again (nox -s record -- --device DEVICE), or delete the file"
+        f"{path}: {problem}; recordings are not written by hand: record the page again "
+        "(nox -s record -- --device DEVICE), or delete the file"
     )
-
-
-def _check(data: object, path: Path) -> None:
-    """Raise :class:`RecordingError` naming ``path`` and the field that breaks :data:`SCHEMA`."""
-    errors = jsonschema.Draft202012Validator(SCHEMA).iter_errors(data)
-    if error := jsonschema.exceptions.best_match(errors):
-        steps = (f"[{step}]" if isinstance(step, int) else f".{step}" for step in error.path)
-        raise _fail(path, "".join(steps).lstrip("."), error.message)
 
 
 def load_recording(path: Path) -> Recording:
@@ -220,17 +222,17 @@ def load_recording(path: Path) -> Recording:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise _fail(path, "", f"not JSON ({error})") from None
-    _check(data, path)
+        raise _fail(path, f"field (top level): not JSON ({error})") from None
+    if problem := schema_problem(data, SCHEMA):
+        raise _fail(path, problem)
     if data["kind"] != path.parent.name:
-        raise _fail(path, "kind", f"{data['kind']!r}, but the file is in {path.parent.name}/")
+        raise _fail(path, f"field kind: {data['kind']!r}, but the file is in {path.parent.name}/")
     if data["page"] != path.stem:
-        raise _fail(path, "page", f"{data['page']!r}, but the file is {path.name}")
+        raise _fail(path, f"field page: {data['page']!r}, but the file is {path.name}")
     for number, cell in enumerate(data["cells"]):
         for item in cell["outputs"]:
             if "image" in item and not (path.parent / item["image"]).is_file():
-                where = f"cells[{number}].outputs"
-                raise _fail(path, where, f"the figure {item['image']} is missing")
+                raise _fail(path, f"field cells[{number}].outputs: {item['image']} is missing")
     cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
     return Recording(path, data["page"], data["kind"], data["provenance"], cells)
 

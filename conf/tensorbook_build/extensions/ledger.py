@@ -35,6 +35,14 @@ from tensorbook_build.upstream import execution_record
 logger = logging.getLogger(__name__)
 
 COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
+COMPAT_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": list(COMPAT_FIELDS),
+        "properties": {key: {"type": "string"} for key in COMPAT_FIELDS},
+    },
+}
 OUTCOMES = ("doctests", "pages")  # the fields shown in the page's words: passed, failed
 STATUS_PAGE = "status"
 
@@ -245,22 +253,16 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
     """The compatibility runs (``nox -s compat`` writes them); a broken file stops the build."""
     if not path.is_file():
         return []
-    fix = "it is written by nox -s compat: run it again, or restore the file"
     try:
-        runs = json.loads(path.read_text(encoding="utf-8"))
+        runs: list[dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        logger.error("%s: not JSON (%s); %s", path, error, fix, type="tensorbook", subtype="ledger")
-        return []
-    for number, run in enumerate(runs if isinstance(runs, list) else [None]):
-        for name in COMPAT_FIELDS:
-            if not isinstance(run, dict) or not isinstance(run.get(name), str):
-                logger.error(
-                    "%s: field [%d].%s: missing or not a string; %s", path, number, name, fix,
-                    type="tensorbook", subtype="ledger",
-                )  # fmt: skip
-                return []
-    checked: list[dict[str, str]] = runs
-    return checked
+        problem = f"not JSON ({error})"
+    else:
+        if not (problem := ledger.schema_problem(runs, COMPAT_SCHEMA)):
+            return runs
+    fix = "it is written by nox -s compat: run it again, or restore the file"
+    logger.error("%s: %s; %s", path, problem, fix, type="tensorbook", subtype="ledger")
+    return []
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
