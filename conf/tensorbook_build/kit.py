@@ -1,7 +1,7 @@
 """The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
 
-One offline command for a GPU machine with its own CUDA torch (conf/README.md, "On a
-GPU"). Its steps, each one's output in ``DIR/logs/<step>.log``:
+One offline command for a GPU machine (conf/README.md, "On a GPU"). Its steps, each
+one's output in ``DIR/logs/<step>.log``:
 
 1. ``device``: ``python -m tensorbook.device DEVICE`` (the kit stops without it);
 2. ``doctests``, and ``tests`` (``nox -s fast``'s tier), on the device;
@@ -16,9 +16,8 @@ GPU"). Its steps, each one's output in ``DIR/logs/<step>.log``:
 tests' counts (from JUnit reports) and the figures. A failed step is recorded and the
 kit goes on; it exits non-zero if any failed.
 
-``--compat`` (``nox -s compat``) runs only the ``doctests`` and ``cpu-book`` steps, with
-this environment's torch, and adds their outcome to ``docs/recorded/compat.json``, which
-the status page shows.
+``--compat`` (``nox -s compat``) runs only ``doctests`` and ``cpu-book``, with this
+environment's torch, and adds their outcome to ``docs/recorded/compat.json``.
 """
 
 from __future__ import annotations
@@ -133,8 +132,7 @@ def _counts(junit: Path) -> dict[str, int]:
     """Tests, failures, errors and skips from a JUnit report."""
     if not junit.is_file():
         return {}
-    root = ET.parse(junit).getroot()
-    suites = [root] if root.tag == "testsuite" else list(root)
+    suites = ET.parse(junit).getroot()  # pytest's <testsuites>
     keys = ("tests", "failures", "errors", "skipped")
     return {key: sum(int(s.get(key, 0)) for s in suites) for key in keys}
 
