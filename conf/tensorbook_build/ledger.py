@@ -24,7 +24,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -163,16 +163,7 @@ def recording_from_notebook(
                 item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
             outputs.append(item)
         digest = output_digest(shown)
-        records.append(
-            {
-                "index": index,
-                "source": source,
-                "modules": modules,
-                "marked": marked,
-                "digest": digest,
-                "outputs": outputs,
-            }
-        )
+        records.append(asdict(Cell(index, source, modules, marked, digest, tuple(outputs))))
     version = SCHEMA["properties"]["schema"]["const"]
     data = {"schema": version, "page": page, "kind": kind, "provenance": dict(provenance)}
     return {**data, "cells": records}, figures
@@ -188,8 +179,9 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
         (folder / name).write_bytes(content)
     path = folder / f"{data['page']}.json"
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    if problem := schema_problem(data, SCHEMA):  # what is written must load
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")
+    if problem := schema_problem(json.loads(text), SCHEMA):  # what is written must load
         raise _fail(path, problem)
     return path
 
