@@ -421,4 +421,4 @@ def compat(session: nox.Session) -> None:
     docs/recorded/compat.json, which the status page lists.
     """
     _install(session, "test", "docs")
-    session.run("python", "-m", "tensorbook_build.compat", *session.posargs)
+    session.run("python", "-m", "tensorbook_build.kit", "--compat", *session.posargs)

@@ -1,9 +1,7 @@
 """The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
 
-One offline command for a GPU machine with its own CUDA torch (2.11 or newer), the
-wheels of ``nox -s wheels`` and the project's two distributions, ``tensorbook`` and
-``tensorbook-build`` (conf/README.md, "On a GPU"). Its steps, each one's output in
-``DIR/logs/<step>.log``:
+One offline command for a GPU machine (conf/README.md, "On a GPU"). Its steps, each
+one's output in ``DIR/logs/<step>.log``:
 
 1. ``device``: ``python -m tensorbook.device DEVICE`` (the kit stops without it);
 2. ``doctests``, and ``tests`` (``nox -s fast``'s tier), on the device;
@@ -16,8 +14,10 @@ wheels of ``nox -s wheels`` and the project's two distributions, ``tensorbook`` 
 
 ``DIR/summary.json`` and ``summary.txt`` then give each step's status and seconds, the
 tests' counts (from JUnit reports) and the figures. A failed step is recorded and the
-kit goes on; it exits non-zero if any failed. The book and browser test tiers are left
-out: the kit's own build is the book's check, within the ten minutes it is given.
+kit goes on; it exits non-zero if any failed.
+
+``--compat`` (``nox -s compat``) runs only ``doctests`` and ``cpu-book``, with this
+environment's torch, and adds their outcome to ``docs/recorded/compat.json``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -34,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tensorbook_build.ledger import FOLDER
+from tensorbook_build.ledger import COMPAT, FOLDER
 from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
 
 FAST_TIER = "not book and not browser and not slow and not pdf and not lighthouse"
@@ -131,29 +132,19 @@ def _counts(junit: Path) -> dict[str, int]:
     """Tests, failures, errors and skips from a JUnit report."""
     if not junit.is_file():
         return {}
-    root = ET.parse(junit).getroot()
-    suites = [root] if root.tag == "testsuite" else list(root)
+    suites = ET.parse(junit).getroot()  # pytest's <testsuites>
     keys = ("tests", "failures", "errors", "skipped")
     return {key: sum(int(s.get(key, 0)) for s in suites) for key in keys}
 
 
 def run_kit(
-    device: str,
-    out: Path,
-    *,
-    recorded: Path | None = None,
-    budget: float = 600.0,
-    only: Sequence[str] | None = None,
+    device: str, out: Path, *, budget: float = 600.0, only: Sequence[str] | None = None
 ) -> dict[str, Any]:
-    """Run every step on ``device`` (or the steps named in ``only``), writing under ``out``.
-
-    Returns the summary it writes.
-    """
+    """Run every step on ``device`` (or the steps named in ``only``); the summary it writes."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    if recorded is None:
-        # a rehearsal on the CPU must never land in the book as if it were a recording
-        recorded = out / FOLDER if device == "cpu" else LAYOUT.docs / FOLDER
+    # a rehearsal on the CPU must never land in the book as if it were a recording
+    recorded = out / FOLDER if device == "cpu" else LAYOUT.docs / FOLDER
     env = {**os.environ, DEVICE_VARIABLE: device}
     started = time.perf_counter()
     kit = steps(device, out, recorded)
@@ -199,20 +190,67 @@ def run_kit(
     return summary
 
 
+def add_result(path: Path, result: dict[str, str]) -> list[dict[str, str]]:
+    """Add ``result`` to the list in ``path``, replacing the run of the same torch and Python.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "compat.json")
+    ...     _ = add_result(path, {"torch": "2.11.0", "python": "3.11.7", "pages": "failed"})
+    ...     runs = add_result(path, {"torch": "2.11.0", "python": "3.11.7", "pages": "passed"})
+    >>> [r["pages"] for r in runs]
+    ['passed']
+    """
+    runs = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    runs = [r for r in runs if (r["torch"], r["python"]) != (result["torch"], result["python"])]
+    runs = sorted([*runs, result], key=lambda r: (r["torch"], r["python"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    return runs
+
+
+def compat(path: Path) -> int:
+    """The ``doctests`` and ``cpu-book`` steps with this torch, into ``build/compat-<torch>``.
+
+    Their outcome is added to ``path`` (:func:`add_result`).
+    """
+    import numpy as np
+    import torch
+
+    work = LAYOUT.root / "build" / f"compat-{torch.__version__}"
+    run = {s.name: s for s in steps("cpu", work, recorded=work / FOLDER)}
+    for name in ("doctests", "cpu-book"):
+        run[name].run(work / "logs", env=None, timeout=None)
+    result = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "doctests": run["doctests"].status,
+        "pages": run["cpu-book"].status,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "command": "nox -s compat (python -m tensorbook_build.kit --compat)",
+    }
+    add_result(path, result)
+    print(f"tensorbook_build.kit: {json.dumps(result)} -> {path}")
+    return 0 if result["doctests"] == result["pages"] == "passed" else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tensorbook_build.kit --device DEVICE --out DIR [--recorded DIR]``."""
+    """``python -m tensorbook_build.kit --device DEVICE --out DIR``, or ``--compat``."""
     parser = argparse.ArgumentParser(prog="python -m tensorbook_build.kit", description=__doc__)
-    parser.add_argument("--device", required=True, help="cuda, cuda:N, or cpu to rehearse")
-    parser.add_argument("--out", type=Path, required=True, help="the folder for everything")
-    parser.add_argument(
-        "--recorded", type=Path, help="default: docs/recorded (DIR/recorded on cpu)"
-    )
+    parser.add_argument("--device", help="cuda, cuda:N, or cpu to rehearse")
+    parser.add_argument("--out", type=Path, help="the folder for everything")
     parser.add_argument("--budget", type=float, default=600.0, help="seconds for all steps")
     parser.add_argument("--only", action="append", help="run only this step (repeatable)")
+    parser.add_argument("--compat", action="store_true", help="the compatibility run instead")
     args = parser.parse_args(argv)
-    summary = run_kit(
-        args.device, args.out, recorded=args.recorded, budget=args.budget, only=args.only
-    )
+    if args.compat:
+        return compat(LAYOUT.docs / FOLDER / COMPAT)
+    if args.device is None or args.out is None:
+        parser.error("--device and --out are required (or --compat)")
+    summary = run_kit(args.device, args.out, budget=args.budget, only=args.only)
     print((args.out / "summary.txt").read_text(encoding="utf-8"), end="")
     return 1 if any(s["status"] == "failed" for s in summary["steps"]) else 0
 

@@ -1,15 +1,11 @@
 r"""The device ledger: outputs recorded on other devices, with where and when they ran.
 
-The site is built on a CPU, yet some cells print what only a GPU shows; their page tags
-them :data:`TAG`. :mod:`tensorbook_build.record` writes one recording per device kind
-(:func:`device_kind`) and page, ``docs/recorded/<kind>/<page>.json``, its figures beside
-it. A recording (:data:`SCHEMA` names every field; it is checked on load) holds the
-run's provenance: the device, torch, Python, NumPy, the commit, the date, the command;
-for each code cell a hash of its code and of each ``tensorbook`` module imported by it
-or a cell before it (the cache key's), a digest of what it printed and, for a tagged
-cell, its outputs; and the figures the page glued. A recorded cell is stale
-(:func:`freshness`) once its code, or one of those modules, changed since it ran;
-:func:`unmarked_differences` finds untagged cells whose output differs between devices.
+Cells whose output depends on the device are tagged :data:`TAG`. ``nox -s record``
+writes one recording per device kind (:func:`device_kind`) and page,
+``docs/recorded/<kind>/<page>.json`` (``recording.schema.json``), its figures beside it:
+the run's provenance and, for each code cell, its :func:`cell_keys`, a digest of what it
+printed and, when tagged, its outputs. A recorded cell is stale (:func:`freshness`)
+once its code, or a module it imports, changed since it ran.
 
 Examples
 --------
@@ -28,40 +24,23 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from tensorbook.wording import DEVICE_LINE, parse
+from tensorbook_build.settings import LAYOUT
 
 TAG = "device-dependent"
 """The cell tag of a cell whose output depends on the device that ran it."""
 FOLDER = "recorded"
 """Under ``docs/``: one folder per device kind, one JSON file per page."""
 COMPAT = "compat.json"
-"""In :data:`FOLDER`: the torch versions :mod:`tensorbook_build.compat` ran, and how."""
-SCHEMA_VERSION = 1
-GLUE = "application/papermill.record/text/plain"  # the MIME type of a glued value
-
-# Each field's type; a nested object's own fields. (None, shape): may be null (a CPU
-# recording has no GPU); a name ending in "?": may be absent (an output is text or image).
-SCHEMA: dict[str, Any] = {
-    "schema": int,
-    "page": str,
-    "kind": str,
-    "provenance": {
-        "device": str,
-        "model": str,
-        "gpu": (None, {"name": str, "driver": str, "cuda": str, "capability": str,
-                       "memory_gib": float}),
-        "torch": str, "python": str, "numpy": str, "threads": int,
-        "commit": str, "commit_date": str, "run_date": str, "command": str,
-    },
-    "cells": [
-        {"index": int, "source": str, "modules": {str: str}, "marked": bool, "digest": str,
-         "outputs": [{"text?": str, "image?": str}]}
-    ],
-    "glue": {str: {"text": str, "cell": int}},
-}  # fmt: skip
-"""The shape of a recording; :func:`load_recording` refuses anything else."""
+"""In :data:`FOLDER`: the torch versions ``nox -s compat`` ran, and how."""
+SCHEMA = json.loads(Path(__file__).with_name("recording.schema.json").read_text("utf-8"))
+"""The shape of a recording, its version included; :func:`load_recording` refuses others."""
 
 
 class RecordingError(ValueError):
@@ -89,12 +68,6 @@ class Recording:
     kind: str
     provenance: dict[str, Any]
     cells: tuple[Cell, ...]
-    glue: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def folder(self) -> Path:
-        """Where the recording's figures are (its image paths are relative to it)."""
-        return self.path.parent
 
 
 def device_kind(device_type: str, gpu_name: str = "") -> str:
@@ -137,52 +110,39 @@ def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     return [{"text": item["text"].rstrip("\n")} if "text" in item else item for item in shown]
 
 
-def output_digest(shown: Sequence[Mapping[str, str]], ignore_line: str = "") -> str:
-    """A digest of a cell's shown outputs; lines matching ``ignore_line`` (a regex) left out.
+def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
+    """A digest of a cell's shown outputs, compared between devices (:func:`unmarked_differences`).
 
-    The mark check compares digests between devices; the device line every page prints
-    first is about the device by design, so it is left out of the comparison.
+    The device line every page prints first is about the device by design: left out.
     """
     digest = hashlib.sha256()
     for item in shown:
         if "text" in item:
-            lines = item["text"].split("\n")
-            kept = [x for x in lines if not (ignore_line and re.fullmatch(ignore_line, x))]
+            kept = [x for x in item["text"].split("\n") if parse(DEVICE_LINE, x) is None]
             digest.update(("text\0" + "\n".join(kept) + "\0").encode())
         else:
-            digest.update(b"image\0" + base64.b64decode(item.get("png", "")) + b"\0")
+            digest.update(b"image\0" + base64.b64decode(item["png"]) + b"\0")
     return digest.hexdigest()[:16]
 
 
-def cell_module_hashes(codes: Sequence[str], src_dir: Path) -> list[dict[str, str]]:
-    """For each cell, the ``tensorbook`` modules imported by it or the cells before it.
+def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
+    """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes.
 
-    With their hashes, as :func:`tensorbook_build.execute.page_hashes` computes them
-    for the cache key: a later cell may use what an earlier one imported.
+    The modules are the ``tensorbook`` modules imported by the cell or a cell before it
+    (a later cell may use what an earlier one imported), hashed as
+    :func:`tensorbook_build.execute.page_hashes` hashes them for the cache key.
     """
     from tensorbook_build.execute import page_hashes
 
-    result = []
-    for end in range(1, len(codes) + 1):
-        page = "".join(f"```{{code-cell}} ipython3\n{code}\n```\n" for code in codes[:end])
-        result.append(dict(page_hashes(page, src_dir).values()))
-    return result
-
-
-def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
-    """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes."""
-    modules = cell_module_hashes(list(codes.values()), src_dir)
-    return {i: (source_hash(c), m) for (i, c), m in zip(codes.items(), modules, strict=True)}
+    keys, page = {}, ""
+    for index, code in codes.items():
+        page += f"```{{code-cell}} ipython3\n{code}\n```\n"
+        keys[index] = (source_hash(code), dict(page_hashes(page, src_dir).values()))
+    return keys
 
 
 def recording_from_notebook(
-    notebook: Mapping[str, Any],
-    *,
-    page: str,
-    kind: str,
-    provenance: Mapping[str, Any],
-    src_dir: Path,
-    ignore_line: str = "",
+    notebook: Mapping[str, Any], page: str, kind: str, provenance: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The recording of an executed notebook: its JSON data and its figures' bytes.
 
@@ -191,12 +151,8 @@ def recording_from_notebook(
     """
     cells = notebook["cells"]
     codes = {i: "".join(c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code"}
-    records, figures, glue = [], {}, {}
-    for index, (source, modules) in cell_keys(codes, src_dir).items():
-        for output in cells[index].get("outputs", []):
-            name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
-            if name and GLUE in output.get("data", {}):
-                glue[name] = {"text": str(output["data"][GLUE]), "cell": index}
+    records, figures = [], {}
+    for index, (source, modules) in cell_keys(codes, LAYOUT.src).items():
         shown = _outputs_text(cells[index].get("outputs", []))
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []
@@ -206,11 +162,11 @@ def recording_from_notebook(
                 figures[figure] = base64.b64decode(item["png"])
                 item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
             outputs.append(item)
-        records.append({"index": index, "source": source, "modules": modules, "marked": marked,
-                        "digest": output_digest(shown, ignore_line), "outputs": outputs})  # fmt: skip
-    data = {"schema": SCHEMA_VERSION, "page": page, "kind": kind, "provenance": dict(provenance),
-            "cells": records, "glue": dict(sorted(glue.items()))}  # fmt: skip
-    return data, figures
+        digest = output_digest(shown)
+        records.append(asdict(Cell(index, source, modules, marked, digest, tuple(outputs))))
+    version = SCHEMA["properties"]["schema"]["const"]
+    data = {"schema": version, "page": page, "kind": kind, "provenance": dict(provenance)}
+    return {**data, "cells": records}, figures
 
 
 def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, bytes]) -> Path:
@@ -223,58 +179,27 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
         (folder / name).write_bytes(content)
     path = folder / f"{data['page']}.json"
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    _check(data, SCHEMA, path)  # what is written must load
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")
+    if problem := schema_problem(json.loads(text), SCHEMA):  # what is written must load
+        raise _fail(path, problem)
     return path
 
 
-def _fail(path: Path, where: str, problem: str) -> RecordingError:
+def schema_problem(data: object, schema: Mapping[str, Any]) -> str:
+    """Where and how ``data`` breaks ``schema`` (``field cells[1].marked: ...``); else ``""``."""
+    errors = jsonschema.Draft202012Validator(schema).iter_errors(data)
+    if (error := jsonschema.exceptions.best_match(errors)) is None:
+        return ""
+    steps = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in error.path).lstrip(".")
+    return f"field {steps or '(top level)'}: {error.message}"
+
+
+def _fail(path: Path, problem: str) -> RecordingError:
     return RecordingError(
-        f"{path}: field {where or '(top level)'}: {problem}. Recordings are written by "
-        "nox -s record -- --device DEVICE, not by hand: record the page again, or delete "
-        "the file"
+        f"{path}: {problem}; recordings are not written by hand: record the page again "
+        "(nox -s record -- --device DEVICE), or delete the file"
     )
-
-
-_TYPES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-          list: "a list", dict: "an object"}  # fmt: skip
-
-
-def _has_type(value: object, wanted: type) -> bool:
-    """Whether ``value`` is a JSON value of type ``wanted`` (an integer counts as a number)."""
-    if isinstance(value, bool) and wanted is not bool:
-        return False
-    return isinstance(value, (int, float) if wanted is float else wanted)
-
-
-def _check(value: Any, shape: Any, path: Path, where: str = "") -> None:  # noqa: ANN401
-    """Raise :class:`RecordingError` naming ``path`` and the field where ``value`` is off."""
-    if isinstance(shape, tuple):
-        if value is None:
-            return
-        shape = shape[1]
-    wanted = type(shape) if isinstance(shape, list | dict) else shape
-    if not _has_type(value, wanted):
-        got = type(value).__name__ if wanted in (list, dict) else json.dumps(value)[:40]
-        raise _fail(path, where, f"expected {_TYPES[wanted]}, got {got}")
-    if isinstance(shape, list):
-        for number, item in enumerate(value):
-            _check(item, shape[0], path, f"{where}[{number}]")
-    elif isinstance(shape, dict) and str in shape:  # a mapping of names to one shape
-        for name, item in value.items():
-            _check(item, shape[str], path, f"{where}.{name}".lstrip("."))
-    elif isinstance(shape, dict):
-        fields = {key.rstrip("?"): key for key in shape}
-        for name in value:
-            if name not in fields:
-                raise _fail(path, f"{where}.{name}".lstrip("."), "not a field of a recording")
-        for name, key in fields.items():
-            if name in value:
-                _check(value[name], shape[key], path, f"{where}.{name}".lstrip("."))
-            elif not key.endswith("?"):
-                raise _fail(path, f"{where}.{name}".lstrip("."), "missing")
-        if "text?" in shape and len(value) != 1:
-            raise _fail(path, where, "an output has exactly one of text or image")
 
 
 def load_recording(path: Path) -> Recording:
@@ -289,21 +214,19 @@ def load_recording(path: Path) -> Recording:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise _fail(path, "", f"not JSON ({error})") from None
-    _check(data, SCHEMA, path)
-    if data["schema"] != SCHEMA_VERSION:
-        raise _fail(path, "schema", f"version {data['schema']}, this build reads {SCHEMA_VERSION}")
+        raise _fail(path, f"field (top level): not JSON ({error})") from None
+    if problem := schema_problem(data, SCHEMA):
+        raise _fail(path, problem)
     if data["kind"] != path.parent.name:
-        raise _fail(path, "kind", f"{data['kind']!r}, but the file is in {path.parent.name}/")
+        raise _fail(path, f"field kind: {data['kind']!r}, but the file is in {path.parent.name}/")
     if data["page"] != path.stem:
-        raise _fail(path, "page", f"{data['page']!r}, but the file is {path.name}")
+        raise _fail(path, f"field page: {data['page']!r}, but the file is {path.name}")
     for number, cell in enumerate(data["cells"]):
         for item in cell["outputs"]:
             if "image" in item and not (path.parent / item["image"]).is_file():
-                where = f"cells[{number}].outputs"
-                raise _fail(path, where, f"the figure {item['image']} is missing")
+                raise _fail(path, f"field cells[{number}].outputs: {item['image']} is missing")
     cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
-    return Recording(path, data["page"], data["kind"], data["provenance"], cells, data["glue"])
+    return Recording(path, data["page"], data["kind"], data["provenance"], cells)
 
 
 def page_recordings(root: Path, page: str) -> list[Recording]:

@@ -14,7 +14,6 @@ import argparse
 import platform
 import re
 import shlex
-import string
 import subprocess
 import sys
 import time
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from tensorbook.device import DeviceUnavailableError, choose_device
-from tensorbook.wording import DEVICE_LINE
 from tensorbook_build.build import build_site
 from tensorbook_build.ledger import (
     FOLDER,
@@ -36,15 +34,8 @@ from tensorbook_build.ledger import (
 from tensorbook_build.provenance import SOURCES, source_commit
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 
-DEVICE_LINE_PATTERN = "".join(
-    re.escape(literal) + (".+" if name is not None else "")
-    for literal, name, _, _ in string.Formatter().parse(DEVICE_LINE)
-)
-"""The device line every page prints first: about the device by design, so left out of
-the check of the tags."""
 
-
-def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> dict[str, Any]:
+def capture_provenance(device: str, command: str) -> dict[str, Any]:
     """Where and with what the pages ran: this process's torch, NumPy, Python and device.
 
     The kernels run in this environment, so its versions are theirs; their threads are
@@ -53,7 +44,7 @@ def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> d
     import numpy as np
     import torch
 
-    commit = source_commit(root, SOURCES)
+    commit = source_commit(LAYOUT.root, SOURCES)
     gpu = None
     if device.startswith("cuda"):
         index = torch.device(device).index
@@ -93,11 +84,9 @@ def capture_provenance(device: str, command: str, root: Path = LAYOUT.root) -> d
     }
 
 
-def record_build(
-    build: Path, device: str, out: Path, *, command: str, src: Path = LAYOUT.src
-) -> list[Path]:
+def record_build(build: Path, device: str, out: Path, command: str) -> list[Path]:
     """Write a recording for every page that ``build`` executed on ``device``."""
-    provenance = capture_provenance(device, command, src.parent)
+    provenance = capture_provenance(device, command)
     gpu_name = provenance["gpu"]["name"] if provenance["gpu"] else ""
     kind = device_kind(device.split(":", maxsplit=1)[0], gpu_name)
     # MyST-NB writes each page's notebook beside the site without its outputs (in cache
@@ -113,14 +102,7 @@ def record_build(
         except KeyError:
             msg = f"{notebook_path.stem}.md: no executed outputs in {build}/.jupyter_cache"
             raise RuntimeError(msg) from None
-        data, figures = recording_from_notebook(
-            notebook,
-            page=notebook_path.stem,
-            kind=kind,
-            provenance=provenance,
-            src_dir=src,
-            ignore_line=DEVICE_LINE_PATTERN,
-        )
+        data, figures = recording_from_notebook(notebook, notebook_path.stem, kind, provenance)
         written.append(write_recording(out, data, figures))
     return written
 
@@ -133,7 +115,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--device", help=f"cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE})")
     parser.add_argument("--out", type=Path, default=LAYOUT.docs / FOLDER, help="docs/recorded")
-    parser.add_argument("--work", type=Path, help="build folder; default build/record/<device>")
     parser.add_argument("--from-build", type=Path, help="record from this executed build")
     args = parser.parse_args(argv)
     try:
@@ -146,12 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     build = args.from_build
     if build is None:
-        build = args.work or LAYOUT.root / "build" / "record" / device.replace(":", "-")
+        build = LAYOUT.root / "build" / "record" / device.replace(":", "-")
         results = build_site(build / "html", [SOURCE_LANGUAGE], device=device)
         if any(r.returncode != 0 for r in results):
             print("tensorbook_build.record: the build failed; nothing recorded", file=sys.stderr)
             return 1
-    written = record_build(build, device, args.out, command=command)
+    written = record_build(build, device, args.out, command)
     for path in written:
         print(f"tensorbook_build.record: wrote {path}")
     problems = [

@@ -13,8 +13,6 @@ from typing import Protocol
 
 from docutils import nodes
 
-__all__ = ["latex_fold_end", "latex_summary", "nothing", "skip", "writes"]
-
 
 class Writer(Protocol):
     """What these write into: the HTML and LaTeX translators' list of output strings."""
@@ -22,10 +20,7 @@ class Writer(Protocol):
     body: list[str]
 
 
-Visitor = Callable[[Writer, nodes.Node], None]
-
-
-def writes(markup: str) -> Visitor:
+def writes(markup: str) -> Callable[[Writer, nodes.Node], None]:
     """A visitor that writes ``markup`` into the translator's body (HTML or LaTeX)."""
 
     def visit(self: Writer, node: nodes.Node) -> None:
@@ -34,15 +29,7 @@ def writes(markup: str) -> Visitor:
     return visit
 
 
-def _open_latex_summary(self: Writer, node: nodes.Node) -> None:
-    self.body.append("\n\\par\\medskip\\noindent\\textbf{")
-
-
-def _close_latex_summary(self: Writer, node: nodes.Node) -> None:
-    self.body.append("}\\par\\nopagebreak\n")
-
-
-latex_summary = (_open_latex_summary, _close_latex_summary)
+latex_summary = (writes("\n\\par\\medskip\\noindent\\textbf{"), writes("}\\par\\nopagebreak\n"))
 """A fold's label on paper: a bold line kept with what follows."""
 
 latex_fold_end = writes("\n\\par\\medskip\n")

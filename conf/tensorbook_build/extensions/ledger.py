@@ -7,9 +7,6 @@
   log, not a warning, which ``-W`` would make an error: only ``nox -s record`` on that
   device refreshes them. Outputs that differ between devices in a cell the page does
   not tag are a warning. A page is read again when its recordings change.
-* ``{recorded}`cuda:speedup_largest```: the figure the page glued under that name in
-  the newest recording on a device of that type or kind, and where it was recorded;
-  without one, "no recording on cuda yet", and no figure.
 * ``{build-status} pages`` and ``{build-status} torch``: the status page's tables,
   filled in once every page is read: each page's execution, device, torch and
   recordings with their freshness; the compatibility runs (``compat.json``).
@@ -28,7 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.locale import get_translation
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective, SphinxRole
+from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
 from tensorbook_build.extensions import folds
@@ -38,6 +35,14 @@ from tensorbook_build.upstream import execution_record
 logger = logging.getLogger(__name__)
 
 COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
+COMPAT_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": list(COMPAT_FIELDS),
+        "properties": {key: {"type": "string"} for key in COMPAT_FIELDS},
+    },
+}
 OUTCOMES = ("doctests", "pages")  # the fields shown in the page's words: passed, failed
 STATUS_PAGE = "status"
 
@@ -51,7 +56,6 @@ WORDS = (
     STALE_CODE := "stale: the cell's code changed since it was recorded",
     STALE_MODULES := "stale: {modules} changed since it was recorded",
     NOT_THIS_BUILD := "Not this build's output: recorded by nox -s record on another machine.",
-    NO_RECORDING := "no recording on {device} yet",
 )
 STATUS_WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
@@ -187,29 +191,6 @@ def _match(recording: ledger.Recording, index: int, source: str) -> ledger.Cell 
     return next((c for c in recording.cells if c.marked and c.source == source), None)
 
 
-class RecordedRole(SphinxRole):
-    """``{recorded}`DEVICE:name```: a figure from another device's recording, and whence."""
-
-    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        """The figure and where it was recorded, or the words saying there is none."""
-        device, _, name = self.text.partition(":")
-        if not name:
-            msg = f"{{recorded}} takes DEVICE:name, such as cuda:speedup_largest; got {self.text!r}"
-            return [], [self.inliner.reporter.error(msg, line=self.lineno)]
-        candidates = [
-            r
-            for r in _recordings(self.env.srcdir, self.env.docname)
-            if device in (r.kind, r.provenance["device"].split(":")[0]) and name in r.glue
-        ]
-        translate = get_translation("sphinx")
-        if not candidates:
-            text = translate(NO_RECORDING).format(device=device)
-            return [nodes.inline("", text, classes=["tb-recorded-missing"])], []
-        newest = max(candidates, key=lambda r: (r.provenance["run_date"], r.kind))
-        shown = f"{newest.glue[name]['text']} ({_label(newest, translate)})"
-        return [nodes.inline("", shown, classes=["tb-recorded-figure"])], []
-
-
 class BuildStatus(SphinxDirective):
     """``{build-status} pages`` or ``{build-status} torch``: filled in once every page is read."""
 
@@ -272,22 +253,16 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
     """The compatibility runs (``nox -s compat`` writes them); a broken file stops the build."""
     if not path.is_file():
         return []
-    fix = "it is written by nox -s compat: run it again, or restore the file"
     try:
-        runs = json.loads(path.read_text(encoding="utf-8"))
+        runs: list[dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        logger.error("%s: not JSON (%s); %s", path, error, fix, type="tensorbook", subtype="ledger")
-        return []
-    for number, run in enumerate(runs if isinstance(runs, list) else [None]):
-        for name in COMPAT_FIELDS:
-            if not isinstance(run, dict) or not isinstance(run.get(name), str):
-                logger.error(
-                    "%s: field [%d].%s: missing or not a string; %s", path, number, name, fix,
-                    type="tensorbook", subtype="ledger",
-                )  # fmt: skip
-                return []
-    checked: list[dict[str, str]] = runs
-    return checked
+        problem = f"not JSON ({error})"
+    else:
+        if not (problem := ledger.schema_problem(runs, COMPAT_SCHEMA)):
+            return runs
+    fix = "it is written by nox -s compat: run it again, or restore the file"
+    logger.error("%s: %s; %s", path, problem, fix, type="tensorbook", subtype="ledger")
+    return []
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
@@ -322,22 +297,21 @@ def _outdated(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the nodes, the role, the directive and the handlers."""
+    """Register the nodes, the directive and the handlers."""
+    skip = (folds.skip, None)
     app.add_node(
         recorded_fold,
         html=(folds.writes('<details class="tb-recorded">'), folds.writes("</details>")),
         latex=(folds.latex_fold_end, folds.nothing),
-        text=(folds.skip, None),
+        text=skip,
     )
     app.add_node(
         recorded_summary,
         html=(folds.writes('<summary class="tb-recorded-summary">'), folds.writes("</summary>")),
         latex=folds.latex_summary,
-        text=(folds.skip, None),
+        text=skip,
     )
-    skip = (folds.skip, None)
     app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
-    app.add_role("recorded", RecordedRole())
     app.add_directive("build-status", BuildStatus)
     # before Sphinx's image collector (500), which then copies the recorded figures
     app.connect("doctree-read", _show_recordings, priority=400)
