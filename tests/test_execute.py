@@ -13,7 +13,6 @@ from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
-from tensorbook_build.upstream import stream_coalescing
 from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
@@ -161,9 +160,8 @@ def test_a_device_typed_into_sphinx_build_is_refused_naming_its_source(tmp_path)
 
 
 def test_printed_text_does_not_depend_on_how_it_was_chunked():
+    from myst_nb.core.render import coalesce_streams  # what MyST-NB merges them with
     from nbformat.v4 import new_output
-
-    coalesce_streams = stream_coalescing()
 
     def merged(chunks):
         outputs = [new_output("stream", name="stdout", text=chunk) for chunk in chunks]
