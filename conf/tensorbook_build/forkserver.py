@@ -1,14 +1,10 @@
 """Warm kernels: one process imports what the pages import, then forks a kernel per page.
 
-The server (``python -m tensorbook_build.forkserver SOCKET``) is started with the
-kernels' environment, in the pages' folder, so that its children's import path is a
-fresh kernel's. It imports torch and the rest but never touches CUDA (a child that
-needs a GPU initialises CUDA itself), and answers each request on its Unix socket by
-forking a child that becomes the kernel jupyter_client asked for. The pages' own
-modules (``tensorbook``) are imported by the page, in the child. The server dies with
-the process that started it (Linux's parent-death signal), and each kernel with the
-server (ipykernel's parent poller), so a build that is killed leaves nothing behind.
-:class:`tensorbook_build.kernels.WarmProvisioner` is the client.
+The server (``python -m tensorbook_build.forkserver SOCKET``) runs in the pages' folder
+with the kernels' environment, so that its children start as fresh kernels would. It
+never touches CUDA (a child that needs a GPU initialises it). It dies with the process
+that started it (Linux's parent-death signal), and each kernel with it (ipykernel's
+parent poller), so a killed build leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -55,24 +51,17 @@ def _detach(cwd: str) -> None:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 
 
-def _warm_up() -> None:
-    """Pay once, before any fork, for the meta-device kernels a page's first torch error loads.
-
-    Only the CPU and the meta device are touched (never CUDA), on three-element tensors
-    that no thread pool sees, so a child starts with no threads and no random state used.
-    """
-    import torch
-
-    with contextlib.suppress(RuntimeError):
-        torch.ones(3, device="meta") + torch.ones(3)
-
-
 def serve(path: Path) -> None:
     """Import, listen on ``path``, and fork a kernel for each request, until killed."""
     _die_with_parent()
     for module in _PRELOADED:
         importlib.import_module(module)
-    _warm_up()
+    import torch
+
+    # the meta-device kernels that a page's first torch error loads (a second), paid once;
+    # tiny CPU tensors, so that a child starts with no threads and no random state used
+    with contextlib.suppress(RuntimeError):
+        torch.ones(3, device="meta") + torch.ones(3)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernels are reaped as they end
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -83,8 +72,6 @@ def serve(path: Path) -> None:
         with connection:
             task = json.loads(connection.makefile("r", encoding="utf-8").readline())
             if task.get("status"):
-                import torch
-
                 status = {"pid": server, "cuda_initialized": torch.cuda.is_initialized()}
                 connection.sendall(json.dumps(status).encode() + b"\n")
                 continue

@@ -1,12 +1,10 @@
 """The pages' kernels: forked warm, and talking over IPC, not TCP.
 
-MyST-NB starts each page's kernel from the spec the page names (``python3``). The
-build puts a spec of that name first on ``JUPYTER_PATH`` (:func:`write_kernel_spec`):
-ipykernel's own command, with a provisioner (:class:`WarmProvisioner`, a
-``kernel_provisioners`` entry point) that moves the kernel's channels to Unix sockets
-in a private folder (nothing else on the machine can connect, and the kernels do not
-warn of unencrypted traffic), forks the kernel from the build's fork server where it
-runs one, and gives the kernel's manager :class:`ReadyClient`.
+The build puts a ``python3`` kernel spec first on ``JUPYTER_PATH``
+(:func:`write_kernel_spec`), whose provisioner (:class:`WarmProvisioner`) puts the
+kernel's channels on Unix sockets in a private folder (nothing else on the machine can
+connect, and the kernels do not warn of unencrypted traffic), forks the kernel from
+the build's fork server where it runs one, and gives its manager :class:`ReadyClient`.
 """
 
 from __future__ import annotations
@@ -31,13 +29,11 @@ from tensorbook_build.upstream import LocalProvisioner, adopt_kernel_info
 
 
 class ForkedKernel:
-    """A kernel the fork server forked, as jupyter_client handles a ``Popen``.
+    """A kernel the fork server forked, as much a ``Popen`` as jupyter_client uses.
 
-    It is the server's child, not this process's: its end is seen by its absence (the
-    server reaps its children), and its exit status is not known here. jupyter_client
-    signals the kernel's process group, and calls ``send_signal`` only where that fails
-    (and ``kill`` or ``terminate`` only where this raises, as it does not once the kernel
-    has ended).
+    It is the server's child: its end is seen by its absence, its exit status unknown.
+    jupyter_client signals the kernel's process group, and calls ``send_signal`` only
+    where that fails (``kill`` and ``terminate`` only where this raises: it does not).
     """
 
     stdin = stdout = stderr = None
@@ -68,12 +64,10 @@ class ForkedKernel:
 class ReadyClient(AsyncKernelClient):
     """jupyter_client's asynchronous client, ready as soon as its kernel is.
 
-    jupyter_client's own readiness check ends by reading IOPub until it has been quiet
-    for 0.2 s, every time: a tenth of a small page's execution. This one is ready once
-    the kernel has answered a ``kernel_info_request`` on the shell channel and reported
-    itself idle after that very request on IOPub, which proves both channels connected.
-    Messages from before (the kernel's ``starting`` status) may stay queued: a page's
-    client reads only the messages whose parent is the request it sent.
+    jupyter_client's own waits, every time, for 0.2 s of quiet on IOPub. This one is
+    ready once the kernel has answered a ``kernel_info_request`` on the shell channel
+    and gone idle after it on IOPub, which proves both channels connected. Older
+    messages may stay queued: a page's client reads only replies to its own requests.
     """
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
@@ -143,11 +137,8 @@ class WarmProvisioner(LocalProvisioner):
         if not server:
             return await super().launch_kernel(cmd, **kwargs)
         cwd = str(kwargs.get("cwd") or Path.cwd())
-        task = {
-            "connection_file": cmd[cmd.index("-f") + 1],
-            "env": dict(kwargs.get("env") or os.environ),
-            "cwd": cwd,
-        }
+        env = dict(kwargs.get("env") or os.environ)
+        task = {"connection_file": cmd[cmd.index("-f") + 1], "env": env, "cwd": cwd}
         pid = int(request(Path(server), task))
         # a stand-in for the Popen the field is typed as: the methods jupyter_client calls
         self.process = ForkedKernel(pid)  # type: ignore[assignment]
@@ -163,9 +154,7 @@ class WarmProvisioner(LocalProvisioner):
 
 
 def write_kernel_spec(folder: Path) -> Path:
-    """Write the ``python3`` kernel spec into ``folder/kernels``; return ``folder``.
-
-    ``folder`` is the entry to put first on ``JUPYTER_PATH``.
+    """Write the ``python3`` kernel spec under ``folder``, the entry for ``JUPYTER_PATH``.
 
     Examples
     --------

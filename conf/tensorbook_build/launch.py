@@ -1,12 +1,9 @@
 """How the build driver starts each edition's Sphinx: forked warm, or as a new process.
 
-The driver imports Sphinx, MyST-NB, the theme and the book's extensions once (over a
-second of each ``sphinx-build``'s start) and forks each edition's ``python -m sphinx``
-from itself (:class:`Forked`), with the arguments and environment a new process would
-have had; each child runs Sphinx from the start, so the editions share only code.
-Forking is safe only in a process that runs no other thread, which the driver is but a
-test runner may not be; there, and for another interpreter, :func:`start` starts a new
-process. :func:`run_child` is also how the fork server's children become kernels.
+The driver imports Sphinx, the extensions and the theme once, and forks each edition's
+``python -m sphinx`` from itself (:class:`Forked`), which then runs as a new process
+would. Forking is safe only in a process that runs no other thread; elsewhere (a test
+runner, say) :func:`start` starts a new process.
 """
 
 from __future__ import annotations
@@ -24,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
-_SPHINX = ("-m", "sphinx")
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
 
 
@@ -38,27 +34,14 @@ def _threads() -> int:
 
 
 def can_fork(command: Sequence[str]) -> bool:
-    """Whether ``command`` (``python -m sphinx …``) can be forked from this process.
-
-    Examples
-    --------
-    >>> can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
-    False
-    """
-    return (
-        len(command) > len(_SPHINX)
-        and command[0] == sys.executable
-        and tuple(command[1:3]) == _SPHINX
-        and hasattr(os, "fork")
-        and _threads() == 1
-    )
+    """Whether ``command`` (this interpreter's ``-m sphinx …``) can be forked from here."""
+    return tuple(command[:3]) == (sys.executable, "-m", "sphinx") and _threads() == 1
 
 
 def warm_up(conf: Path) -> None:
-    """Import what the editions' Sphinx will import, once, in this process.
+    """Import, once, Sphinx and the extensions and theme ``conf/conf.py`` names.
 
-    That is Sphinx, the extensions and the theme that ``conf/conf.py`` names, read from
-    the file, not run: running ``conf.py`` is the child's job.
+    The file is read, not run: running ``conf.py`` is the child's job.
     """
     modules = list(_ALWAYS)
     for node in ast.parse((conf / "conf.py").read_text(encoding="utf-8")).body:
@@ -77,8 +60,7 @@ def warm_up(conf: Path) -> None:
 def prepare(conf: Path, languages: Sequence[str]) -> None:
     """Load, while the source edition builds, what the editions in ``languages`` need.
 
-    Their Sphinx, forked from this process next, then finds it in memory; where this
-    process cannot fork, there is nothing to share, and nothing is loaded.
+    Only where this process can fork them, and so share it.
     """
     if languages and _threads() == 1:
         warm_up(conf)
@@ -92,8 +74,7 @@ def run_child(
 ) -> NoReturn:
     """In a forked child: ``before()``, then ``python -m module arguments``; never returns.
 
-    The module runs as a new process would run it, with ``environment`` as its whole
-    environment, and the child exits with its status.
+    ``environment`` is the module's whole environment; the child exits with its status.
     """
     code = 0
     try:
@@ -115,10 +96,7 @@ def run_child(
 
 
 class Forked:
-    """``python -m sphinx ARGS`` run in a child forked from this process.
-
-    It answers as much of :class:`subprocess.Popen` as the driver uses.
-    """
+    """``python -m sphinx ARGS``, forked: as much a ``Popen`` as the driver uses."""
 
     def __init__(
         self, command: Sequence[str], environment: Mapping[str, str], *, capture: bool
