@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
@@ -51,8 +50,8 @@ def _detach(cwd: str) -> None:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 
 
-def serve(path: Path) -> None:
-    """Import, listen on ``path``, and fork a kernel for each request, until killed."""
+def serve(listening: int) -> None:
+    """Import, then fork a kernel for each request on socket ``listening``, until killed."""
     _die_with_parent()
     for module in _PRELOADED:
         importlib.import_module(module)
@@ -63,9 +62,7 @@ def serve(path: Path) -> None:
     with contextlib.suppress(RuntimeError):
         torch.ones(3, device="meta") + torch.ones(3)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernels are reaped as they end
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(8)
+    listener = socket.socket(fileno=listening)
     server = os.getpid()
     while True:
         connection, _ = listener.accept()
@@ -99,9 +96,13 @@ def running(
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"
-    process = subprocess.Popen(
-        [python, "-m", __name__, str(socket_path)], cwd=cwd, env=dict(environment)
-    )
+    # listening before the server starts: a request made while it imports waits in line
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(socket_path))
+        listener.listen(8)
+        fd = listener.fileno()
+        command = [python, "-m", __name__, str(fd)]
+        process = subprocess.Popen(command, cwd=cwd, env=dict(environment), pass_fds=[fd])
     try:
         yield socket_path
     finally:
@@ -111,25 +112,17 @@ def running(
 
 
 def request(path: Path, task: dict[str, Any]) -> str:
-    """Send one request to the server at ``path`` and return its one-line answer.
-
-    Waits for the server to be listening (it imports first), at most a minute.
-    """
-    deadline = time.monotonic() + 60
-    while True:
-        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            client.connect(str(path))
-            break
-        except (FileNotFoundError, ConnectionRefusedError):
-            client.close()
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-    with client:
+    """Send one request to the server at ``path`` and return its one-line answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(120)  # the first answer waits for the server's imports
+        client.connect(str(path))
         client.sendall(json.dumps(task).encode() + b"\n")
-        return client.makefile("r", encoding="utf-8").readline().strip()
+        answer = client.makefile("r", encoding="utf-8").readline().strip()
+    if not answer:
+        msg = f"the fork server at {path} ended without answering (its error is above)"
+        raise RuntimeError(msg)
+    return answer
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]))
+    serve(int(sys.argv[1]))

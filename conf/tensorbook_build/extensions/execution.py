@@ -61,18 +61,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
 
 
 def code_digest(package: Path) -> str:
-    """A hash of the Python files of ``package``, the build's code the pages go through.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = (Path(tmp) / "a.py").write_text("x = 1")
-    ...     before = code_digest(Path(tmp))
-    ...     _ = (Path(tmp) / "a.py").write_text("x = 2")
-    ...     before != code_digest(Path(tmp))
-    True
-    """
+    """A hash of the Python files of ``package``, the build's code the pages go through."""
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         digest.update(f"\0{path.relative_to(package)}\0".encode())
@@ -112,15 +101,8 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
         stack = contextlib.ExitStack()
         socket = stack.enter_context(forkserver.running(Path(app.srcdir), os.environ))
         os.environ[FORKSERVER_VARIABLE] = str(socket)
-        # kept on the application until build-finished: a field that Sphinx does not declare
-        app.tensorbook_fork_server = stack  # type: ignore[attr-defined]
-
-
-def _stop_fork_server(app: Sphinx, exception: Exception | None) -> None:
-    stack = getattr(app, "tensorbook_fork_server", None)
-    if stack is not None:
-        os.environ.pop(FORKSERVER_VARIABLE, None)
-        stack.close()
+        stack.callback(os.environ.pop, FORKSERVER_VARIABLE, None)
+        app.connect("build-finished", lambda *_: stack.close())
 
 
 def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> None:
@@ -157,7 +139,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
     app.connect("env-updated", _on_env_updated)
-    app.connect("build-finished", _stop_fork_server)
     # A new torch, or an edit to the build's own code, makes Sphinx read every page again
     # (the device is a setting of its own): each page is keyed anew, and none keeps what
     # the old extensions made of it.
