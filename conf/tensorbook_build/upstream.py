@@ -178,13 +178,11 @@ def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
 def patch_cache_truncation() -> None:
     """Make jupyter-cache pick the records it drops in one query.
 
-    After caching a notebook, jupyter-cache drops the least recently used records beyond
-    its limit, found with two queries: those to keep, then every record not among them.
-    Pages read side by side (``-j``) cache at the same moment, so a record another reader
-    made between the two queries was dropped at once: its page ran again at the next
-    build, or the build stopped with ``KeyError: 'Notebook file does not exist for cache
-    record PK: ...'``. One query reads one state of the table. Patching twice is harmless:
-    the replacement does not call the original.
+    It found the least recently used records beyond its limit with two queries (those to
+    keep, then every record not among them), so a record that a page read side by side
+    (``-j``) cached between the two was dropped at once: the page ran again next build,
+    or the build stopped with ``KeyError: 'Notebook file does not exist for cache
+    record PK: ...'``. Patching twice is harmless: the replacement calls no original.
     """
     from jupyter_cache.cache import main
     from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
