@@ -11,9 +11,9 @@ import torch
 
 from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
+from tensorbook_build.extensions.execution import code_digest
 from tensorbook_build.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
-from tensorbook_build.upstream import stream_coalescing
 from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
@@ -81,6 +81,19 @@ def test_the_context_cell_is_hidden_and_names_everything():
     assert ":tags: [remove-cell]" in cell
     assert "# device cpu, torch 2.13.0, 1 threads" in cell
     assert "# tensorbook.page: abc" in cell
+
+
+def test_an_edit_to_the_build_s_code_changes_its_digest(tmp_path):
+    """The digest is part of env_version: an edit to the build makes Sphinx read every page."""
+    (tmp_path / "sub").mkdir()
+    module = tmp_path / "sub" / "a.py"
+    module.write_text("x = 1", encoding="utf-8")
+    before = code_digest(tmp_path)
+    module.write_text("x = 2", encoding="utf-8")
+    after = code_digest(tmp_path)
+    assert after != before
+    (tmp_path / "notes.txt").write_text("not code", encoding="utf-8")
+    assert code_digest(tmp_path) == after
 
 
 @pytest.mark.book
@@ -161,9 +174,8 @@ def test_a_device_typed_into_sphinx_build_is_refused_naming_its_source(tmp_path)
 
 
 def test_printed_text_does_not_depend_on_how_it_was_chunked():
+    from myst_nb.core.render import coalesce_streams  # what MyST-NB merges them with
     from nbformat.v4 import new_output
-
-    coalesce_streams = stream_coalescing()
 
     def merged(chunks):
         outputs = [new_output("stream", name="stdout", text=chunk) for chunk in chunks]

@@ -1,18 +1,10 @@
 """What a page's execution depends on, and the environment its kernel runs in.
 
-MyST-NB caches executed notebooks with jupyter-cache, which keys a notebook on the
-text of its code cells and nothing else. The book's cells mostly call into
-``src/tensorbook``, run on a device the build chooses, and print what torch prints,
-so three more things decide a page's outputs: the package modules it imports, the
-device, and the torch version. The build therefore
-
-* hands the kernels the device its driver resolved, one intra-op thread each, and
-  ``src`` first on their path (:func:`kernel_environment`), so a page executes the
-  very source that was fingerprinted;
-* appends to every page a hidden cell (:func:`context_cell`) whose comments name the
-  device, the torch version and a hash of each ``tensorbook`` module the page
-  imports, directly or not (:func:`page_dependencies`), so that jupyter-cache's key
-  changes with any of them.
+jupyter-cache keys a notebook on the text of its code cells alone; a page's outputs
+also depend on the ``tensorbook`` modules it imports, the device and torch. Every page
+therefore gets a hidden cell (:func:`context_cell`) that names them, with a hash of each
+module it imports, directly or not (:func:`page_hashes`), and its kernel executes that
+very source (:func:`kernel_environment` puts ``src`` first on the path).
 """
 
 from __future__ import annotations
@@ -21,21 +13,11 @@ import ast
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from functools import cache
 from pathlib import Path
 
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
-
-__all__ = [
-    "OUTPUTS_READY_VARIABLE",
-    "context_cell",
-    "is_text_notebook",
-    "kernel_environment",
-    "page_code",
-    "page_dependencies",
-    "page_hashes",
-]
 
 PACKAGE = "tensorbook"
 OUTPUTS_READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
@@ -68,15 +50,14 @@ def kernel_environment(
         src_path,
         *(p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
     ]
-    threads = str(KERNEL_THREADS)
     return {
         DEVICE_VARIABLE: device,
         "PYTHONPATH": os.pathsep.join(paths),
-        **dict.fromkeys(_THREAD_VARIABLES, threads),
+        **dict.fromkeys(_THREAD_VARIABLES, str(KERNEL_THREADS)),
     }
 
 
-def _imported_modules(tree: ast.AST, known: set[str]) -> set[str]:
+def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
     """The package's modules that this syntax tree imports."""
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -106,10 +87,9 @@ def package_modules(src_dir: Path) -> dict[str, Path]:
 @cache
 def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
     modules = package_modules(src_dir)
-    known = set(modules)
     graph = {}
     for name, path in modules.items():
-        deps = _imported_modules(ast.parse(path.read_text(encoding="utf-8")), known)
+        deps = _imported_modules(ast.parse(path.read_text(encoding="utf-8")), modules)
         # importing a.b.c runs a/__init__ and a/b/__init__ first
         parts = name.split(".")
         deps.update(".".join(parts[:i]) for i in range(1, len(parts)))
@@ -152,21 +132,17 @@ def _parse_cell(code: str) -> ast.AST | None:
 
 def page_dependencies(source: str, src_dir: Path) -> list[str]:
     """Every package module that the page's code imports, directly or not, sorted."""
-    modules = package_modules(src_dir)
-    known = set(modules)
-    graph = _module_dependencies(src_dir)
+    graph = _module_dependencies(src_dir)  # each module's, its parent packages included
     pending = set()
     for code in page_code(source):
         tree = _parse_cell(code)
         if tree is not None:
-            pending |= _imported_modules(tree, known)
+            pending |= _imported_modules(tree, graph)
     closure: set[str] = set()
     while pending:
         name = pending.pop()
-        if name not in closure:
-            closure.add(name)
-            pending |= graph[name] - closure
-            pending |= {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        closure.add(name)
+        pending |= graph[name] - closure  # so nothing in closure is pending again
     return sorted(closure)
 
 

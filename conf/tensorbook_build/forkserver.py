@@ -1,30 +1,19 @@
 """Warm kernels: one process imports what the pages import, then forks a kernel per page.
 
-A fresh kernel spends most of a small page's time importing torch, NumPy, Matplotlib
-and ipykernel. The build's source edition starts this server once
-(``python -m tensorbook_build.forkserver SOCKET``, with the kernels' environment, in
-the pages' folder, so that its children's import path is a fresh kernel's); it
-imports those, never touches CUDA (a child that needs a GPU initialises CUDA itself),
-and answers each request on its Unix socket by forking a child that becomes the kernel
-jupyter_client asked for, as ``python -m ipykernel_launcher -f CONNECTION_FILE``
-would. The page's own modules (``tensorbook``) are imported by the page, in the child,
-from the source the build fingerprinted.
-
-The build driver starts the server (:func:`running`) as it starts the source
-edition's Sphinx, so that the imports overlap Sphinx's own start; a ``sphinx-build``
-run without the driver gets one from the execution extension instead. The server dies
-with the process that started it (Linux's parent-death signal), and each kernel with
-the server (ipykernel's parent poller), so a build that is killed leaves nothing
-behind. :class:`tensorbook_build.kernels.WarmProvisioner` is the client.
+The server (``python -m tensorbook_build.forkserver SOCKET``) runs in the pages' folder
+with the kernels' environment, so that its children start as fresh kernels would. It
+never touches CUDA (a child that needs a GPU initialises it). It dies with the process
+that started it (Linux's parent-death signal), and each kernel with it (ipykernel's
+parent poller), so a killed build leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import json
 import os
-import runpy
 import shutil
 import signal
 import socket
@@ -32,10 +21,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORKSERVER_VARIABLE", "request", "running", "serve"]
+from tensorbook_build.launch import run_child
 
 FORKSERVER_VARIABLE = "TENSORBOOK_FORKSERVER"
 """The fork server's socket, where the build runs one; fresh kernels where it does not."""
@@ -53,74 +43,32 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _become_kernel(task: dict[str, Any], server: int) -> None:
-    """In the child: the kernel jupyter_client asked for; never returns."""
-    code = 0
-    try:
-        os.setsid()  # a process group of its own, which jupyter_client signals
-        os.chdir(task["cwd"])
-        os.environ.clear()
-        os.environ.update(task["env"])
-        stdin = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(stdin, 0)
-        # ipykernel's own launcher, as `python -m ipykernel_launcher` runs it, with the
-        # server as the kernel's parent: the kernel exits when the server does
-        sys.argv = [
-            "ipykernel_launcher",
-            "-f",
-            task["connection_file"],
-            f"--IPKernelApp.parent_handle={server}",
-        ]
-        runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
-    except SystemExit as end:
-        code = end.code if isinstance(end.code, int) else int(end.code is not None)
-    except BaseException:  # noqa: BLE001 - a child must never return into the server
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+def _detach(cwd: str) -> None:
+    """In a kernel: its own process group (which jupyter_client signals), folder and stdin."""
+    os.setsid()
+    os.chdir(cwd)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 
 
-def _warm_up() -> None:
-    """Pay once, before any fork, for what a page's first torch error costs.
-
-    The first operation that mixes devices loads torch's meta-device kernels, about a
-    second; two chapters teach that error, and torch.func and the profiler use those
-    kernels too. Warmed here, the kernels inherit them. Only the CPU and the meta
-    device are touched (never CUDA), on three-element tensors that no thread pool
-    sees, so a child starts with no threads and no random state consumed. (IPython's
-    tracebacks need no warming: the pages show a taught error as one line.)
-    """
-    import torch
-
-    with contextlib.suppress(RuntimeError):
-        torch.ones(3, device="meta") + torch.ones(3)
-
-
-def serve(path: Path) -> None:
-    """Import, listen on ``path``, and fork a kernel for each request, until killed."""
+def serve(listening: int) -> None:
+    """Import, then fork a kernel for each request on socket ``listening``, until killed."""
     _die_with_parent()
-    import importlib
-
     for module in _PRELOADED:
         importlib.import_module(module)
-    _warm_up()
+    import torch
+
+    # the meta-device kernels that a page's first torch error loads (a second), paid once;
+    # tiny CPU tensors, so that a child starts with no threads and no random state used
+    with contextlib.suppress(RuntimeError):
+        torch.ones(3, device="meta") + torch.ones(3)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernels are reaped as they end
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(8)
+    listener = socket.socket(fileno=listening)
     server = os.getpid()
     while True:
         connection, _ = listener.accept()
         with connection:
             task = json.loads(connection.makefile("r", encoding="utf-8").readline())
             if task.get("status"):
-                import torch
-
                 status = {"pid": server, "cuda_initialized": torch.cuda.is_initialized()}
                 connection.sendall(json.dumps(status).encode() + b"\n")
                 continue
@@ -128,7 +76,11 @@ def serve(path: Path) -> None:
             if child == 0:
                 listener.close()
                 connection.close()
-                _become_kernel(task, server)
+                # the server as the kernel's parent: the kernel exits when the server does
+                arguments = ["-f", task["connection_file"], f"--IPKernelApp.parent_handle={server}"]
+                run_child(
+                    "ipykernel_launcher", arguments, task["env"], partial(_detach, task["cwd"])
+                )
             connection.sendall(f"{child}\n".encode())
 
 
@@ -138,50 +90,39 @@ def running(
 ) -> Iterator[Path]:
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
-    ``cwd`` is the pages' folder, where MyST-NB runs their kernels, so that a child's
-    import path (its first entry is that folder) is a fresh kernel's; ``environment``
+    ``cwd`` is the pages' folder, where MyST-NB runs their kernels; ``environment``
     holds the kernels' variables (:func:`tensorbook_build.execute.kernel_environment`),
     so that torch is imported with the thread count the kernels will use.
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"
-    process = subprocess.Popen(
-        [python, "-m", __name__, str(socket_path)], cwd=cwd, env=dict(environment)
-    )
+    # listening before the server starts: a request made while it imports waits in line
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(socket_path))
+        listener.listen(8)
+        fd = listener.fileno()
+        command = [python, "-m", __name__, str(fd)]
+        process = subprocess.Popen(command, cwd=cwd, env=dict(environment), pass_fds=[fd])
     try:
         yield socket_path
     finally:
-        process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=10)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        process.kill()  # it keeps nothing to save; its kernels end with it
+        process.wait()
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def request(path: Path, task: dict[str, Any], timeout: float = 60.0) -> str:
-    """Send one request to the server at ``path`` and return its one-line answer.
-
-    Waits for the server to be listening (it imports first), at most ``timeout``.
-    """
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            client.connect(str(path))
-            break
-        except (FileNotFoundError, ConnectionRefusedError):
-            client.close()
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-    with client:
+def request(path: Path, task: dict[str, Any]) -> str:
+    """Send one request to the server at ``path`` and return its one-line answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(120)  # the first answer waits for the server's imports
+        client.connect(str(path))
         client.sendall(json.dumps(task).encode() + b"\n")
-        return client.makefile("r", encoding="utf-8").readline().strip()
+        answer = client.makefile("r", encoding="utf-8").readline().strip()
+    if not answer:
+        msg = f"the fork server at {path} ended without answering (its error is above)"
+        raise RuntimeError(msg)
+    return answer
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]))
+    serve(int(sys.argv[1]))

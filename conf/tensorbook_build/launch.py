@@ -1,16 +1,9 @@
 """How the build driver starts each edition's Sphinx: forked warm, or as a new process.
 
-A ``sphinx-build`` process spends over a second importing Sphinx, MyST-NB, the theme
-and the book's extensions before it reads a page, and the build runs one per edition.
-The driver (``python -m tensorbook_build``) imports them once, only when an edition is
-to be built, and forks each edition's ``sphinx-build`` from itself (:class:`Forked`),
-with the same arguments and environment the new process would have had. It imports
-the modules only; each child runs Sphinx's ``main`` from the start, so the editions
-share nothing but code.
-
-Forking is safe only in a process that runs no other thread, which the driver is but
-a test runner or an interpreter other than the one asked for may not be; there,
-:func:`start` starts a new process as before (:class:`subprocess.Popen`).
+The driver imports Sphinx, the extensions and the theme once, and forks each edition's
+``python -m sphinx`` from itself (:class:`Forked`), which then runs as a new process
+would. Forking is safe only in a process that runs no other thread; elsewhere (a test
+runner, say) :func:`start` starts a new process.
 """
 
 from __future__ import annotations
@@ -18,19 +11,16 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
-import importlib.util
 import os
+import runpy
 import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
-__all__ = ["Forked", "can_fork", "prepare", "start", "warm_up"]
-
-_SPHINX = ("-m", "sphinx")
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
 
 
@@ -44,44 +34,25 @@ def _threads() -> int:
 
 
 def can_fork(command: Sequence[str]) -> bool:
-    """Whether ``command`` (``python -m sphinx …``) can be forked from this process.
-
-    Examples
-    --------
-    >>> can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
-    False
-    """
-    return (
-        len(command) > len(_SPHINX)
-        and command[0] == sys.executable
-        and tuple(command[1:3]) == _SPHINX
-        and hasattr(os, "fork")
-        and _threads() == 1
-    )
-
-
-def _modules(conf: Path) -> list[str]:
-    """The modules a build with ``conf/conf.py`` imports: Sphinx's, its extensions, its theme.
-
-    Read from the file, not run: running ``conf.py`` is the child's job.
-    """
-    found = list(_ALWAYS)
-    tree = ast.parse((conf / "conf.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            name = getattr(node.targets[0], "id", "")
-            with contextlib.suppress(ValueError):
-                value = ast.literal_eval(node.value)
-                if name == "extensions":
-                    found += list(value)
-                elif name == "html_theme":
-                    found.append(value)
-    return found
+    """Whether ``command`` (this interpreter's ``-m sphinx …``) can be forked from here."""
+    return tuple(command[:3]) == (sys.executable, "-m", "sphinx") and _threads() == 1
 
 
 def warm_up(conf: Path) -> None:
-    """Import what the editions' Sphinx will import, once, in this process."""
-    for module in _modules(conf):
+    """Import, once, Sphinx and the extensions and theme ``conf/conf.py`` names.
+
+    The file is read, not run: running ``conf.py`` is the child's job.
+    """
+    modules = list(_ALWAYS)
+    for node in ast.parse((conf / "conf.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            name = getattr(node.targets[0], "id", "")
+            with contextlib.suppress(ValueError):
+                if name == "extensions":
+                    modules += ast.literal_eval(node.value)
+                elif name == "html_theme":
+                    modules.append(ast.literal_eval(node.value))
+    for module in modules:
         with contextlib.suppress(ImportError):  # the child reports it, as Sphinx would
             importlib.import_module(module)
 
@@ -89,33 +60,66 @@ def warm_up(conf: Path) -> None:
 def prepare(conf: Path, languages: Sequence[str]) -> None:
     """Load, while the source edition builds, what the editions in ``languages`` need.
 
-    Their Sphinx, forked from this process next, then finds it in memory; where this
-    process cannot fork, there is nothing to share, and nothing is loaded.
+    Only where this process can fork them, and so share it.
     """
     if languages and _threads() == 1:
         warm_up(conf)
 
 
-class Forked:
-    """``python -m sphinx ARGS`` run in a child forked from this process.
+def run_child(
+    module: str,
+    arguments: Sequence[str],
+    environment: Mapping[str, str],
+    before: Callable[[], None],
+) -> NoReturn:
+    """In a forked child: ``before()``, then ``python -m module arguments``; never returns.
 
-    It answers as much of :class:`subprocess.Popen` as the driver uses.
+    ``environment`` is the module's whole environment; the child exits with its status.
     """
+    code = 0
+    try:
+        before()
+        wanted = dict(environment)  # copied first: it may be os.environ itself
+        os.environ.clear()
+        os.environ.update(wanted)
+        sys.argv = [module, *arguments]  # runpy names the module's file first, as -m does
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as end:
+        code = end.code if isinstance(end.code, int) else int(end.code is not None)
+    except BaseException:  # noqa: BLE001 - a forked child must never return into its parent
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class Forked:
+    """``python -m sphinx ARGS``, forked: as much a ``Popen`` as the driver uses."""
 
     def __init__(
         self, command: Sequence[str], environment: Mapping[str, str], *, capture: bool
     ) -> None:
-        reading, writing = os.pipe() if capture else (None, None)
+        pipe = os.pipe() if capture else None
+
+        def to_pipe() -> None:
+            if pipe:
+                os.dup2(pipe[1], 1)
+                os.dup2(pipe[1], 2)
+                os.close(pipe[0])
+                os.close(pipe[1])
+
         sys.stdout.flush()
         sys.stderr.flush()
         self.pid = os.fork()
-        if self.pid == 0:  # the child
-            _run_sphinx(list(command[3:]), environment, writing, reading)
+        if self.pid == 0:
+            run_child("sphinx", command[3:], environment, to_pipe)
         self.returncode: int | None = None
         self._output: IO[str] | None = None
-        if writing is not None and reading is not None:
-            os.close(writing)
-            self._output = os.fdopen(reading, encoding="utf-8", errors="replace")
+        if pipe:
+            os.close(pipe[1])
+            self._output = os.fdopen(pipe[0], encoding="utf-8", errors="replace")
 
     def poll(self) -> int | None:
         """The exit status once the child has ended, else ``None``."""
@@ -127,10 +131,9 @@ class Forked:
 
     def wait(self) -> int:
         """Wait for the child to end; its exit status."""
-        while (code := self.poll()) is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return code
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
 
     def communicate(self) -> tuple[str | None, None]:
         """Everything the child printed (when captured), once it has ended."""
@@ -145,36 +148,6 @@ class Forked:
         """Kill the child, if it still runs."""
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
-
-
-def _run_sphinx(
-    arguments: list[str], environment: Mapping[str, str], writing: int | None, reading: int | None
-) -> None:
-    """In the child: ``sphinx-build arguments``, as a new process would run it; never returns."""
-    code = 1
-    try:
-        if writing is not None and reading is not None:
-            os.close(reading)
-            os.dup2(writing, 1)
-            os.dup2(writing, 2)
-            os.close(writing)
-        wanted = dict(environment)  # copied first: it may be os.environ itself
-        os.environ.clear()
-        os.environ.update(wanted)
-        # as `python -m sphinx` sets it: Sphinx names itself after it in what it prints
-        spec = importlib.util.find_spec("sphinx.__main__")
-        sys.argv = [(spec and spec.origin) or "sphinx", *arguments]
-        from sphinx.cmd.build import main
-
-        code = main(arguments)
-    except SystemExit as end:
-        code = end.code if isinstance(end.code, int) else int(end.code is not None)
-    except BaseException:  # noqa: BLE001 - a child must never return into the driver
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
 
 
 def start(

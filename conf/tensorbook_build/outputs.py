@@ -1,11 +1,4 @@
-"""What a page's executed cells become: deterministic text, and failures that say where.
-
-* Each cell's printed text is joined exactly before MyST-NB merges it, so that how
-  the kernel happened to cut it into chunks cannot change the page.
-* A failed execution becomes a message that names the page, the cell (its number,
-  its line in the page and its source) and the exception, or how long the cell ran
-  before it was stopped, and says what to do.
-"""
+"""What a page's executed cells become: exact printed text, and failures that say where."""
 
 from __future__ import annotations
 
@@ -14,8 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorbook_build.execute import page_code
-
-__all__ = ["describe_failure", "join_streams"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RULE = re.compile(r"^-{18,}$", re.MULTILINE)  # nbclient's rules around the cell

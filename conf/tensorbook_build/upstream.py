@@ -1,18 +1,17 @@
 """Every private API of MyST-NB, Sphinx, jupyter_client and jupyter-cache the build uses.
 
-Each reach is a small function or a name here, and each is named in :data:`REACHES`
-with the signature it was written against (jupyter_client's provisioner is public, but
-the warm kernels rely on how its local one works inside). ``tests/test_upstream.py``
-resolves every entry and compares signatures, so an upgrade that moves or changes one
-fails there, loudly and by name, instead of changing the book quietly. Nothing else in
-the build imports a private name.
+Each reach is a small function or a name here, named in :data:`REACHES` with the
+signature it was written against (jupyter_client's provisioner is public, but the warm
+kernels rely on how its local one works inside). ``tests/test_upstream.py`` resolves
+every entry and compares signatures, so an upgrade that moves or changes one fails
+there, by name. Nothing else in the build imports a private name.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -27,25 +26,15 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.math import get_node_equation_number
 from sphinx.util.nodes import extract_messages
 
+# imported here for the rest of the build, which imports no private name itself
 __all__ = [
-    "REACHES",
     "LocalProvisioner",
     "MimeData",
     "NbElementRenderer",
-    "PrivateAPI",
-    "adopt_kernel_info",
-    "chinese_search",
     "container_wrapper",
-    "current_signature",
     "docname_to_domain",
-    "execution_record",
     "extract_messages",
     "get_node_equation_number",
-    "notebook_cache_path",
-    "patch_cache_truncation",
-    "patch_stream_coalescing",
-    "set_notebook_output_folder",
-    "stream_coalescing",
 ]
 
 
@@ -60,19 +49,18 @@ class PrivateAPI:
 
     def resolve(self) -> object:
         """The object the target names; ImportError or AttributeError when it moved."""
-        module, _, qualified = self.target.partition(":")
-        found: Any = importlib.import_module(module)
-        for part in qualified.split("."):
-            found = getattr(found, part)
-        return found
+        return pkgutil.resolve_name(self.target)
 
 
 _UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
-_TRUNCATION = "jupyter-cache picking the records to drop in one query (jupyter_cache/cache/db.py)"
 _PROVISIONER = (
     "a public way to start a local kernel's process in jupyter_client; with MyST-NB 1.5's "
     "kernel_manager_class (PRs #721, #725, unreleased) the kernels could be set without "
     "the entry point, but would still be forked here"
+)
+_TRUNCATION = (
+    "patch_cache_truncation replaces truncate_caches with one that relies on it",
+    "jupyter-cache picking the records to drop in one query (jupyter_cache/cache/db.py)",
 )
 
 REACHES = (
@@ -85,8 +73,7 @@ REACHES = (
     PrivateAPI(
         "myst_nb.core.render:coalesce_streams",
         "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
-        "replaced by one that joins stream chunks first (outputs.join_streams): MyST-NB "
-        "strips each chunk, so how the kernel cut a line changed the page",
+        "replaced by outputs.join_streams, which joins stream chunks first",
         "MyST-NB joining stream chunks exactly (executablebooks/MyST-NB#690)",
     ),
     PrivateAPI(
@@ -105,7 +92,7 @@ REACHES = (
     PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.pre_launch",
         "(self, **kwargs: Any) -> dict[str, typing.Any]",
-        "kernels.WarmProvisioner switches the kernel manager to IPC before it runs",
+        "kernels.WarmProvisioner switches the kernel manager to IPC first",
         _PROVISIONER,
     ),
     PrivateAPI(
@@ -117,8 +104,7 @@ REACHES = (
     PrivateAPI(
         "jupyter_client.client:KernelClient._handle_kernel_info_reply",
         "(self, msg: Dict[str, Any]) -> None",
-        "kernels.ReadyClient's readiness check ends as jupyter_client's own does, adopting "
-        "the kernel's protocol version from its kernel_info reply",
+        "kernels.ReadyClient adopts the kernel's protocol version as jupyter_client's own does",
         "jupyter_client letting a client skip wait_for_ready's 0.2 s of IOPub silence",
     ),
     PrivateAPI(
@@ -151,38 +137,13 @@ REACHES = (
         "numbered equations rendered as MathML",
         _UNDOCUMENTED,
     ),
+    PrivateAPI("jupyter_cache.cache.main:JupyterCacheBase.truncate_caches", "(self)", *_TRUNCATION),
     PrivateAPI(
-        "jupyter_cache.cache.main:JupyterCacheBase.truncate_caches",
-        "(self)",
-        "replaced by one that picks the records to drop in one query: pages read side by "
-        "side cache at once, and the two queries of the original dropped a record another "
-        "reader made between them",
-        _TRUNCATION,
+        "jupyter_cache.cache.main:JupyterCacheBase.remove_cache", "(self, pk: int)", *_TRUNCATION
     ),
-    PrivateAPI(
-        "jupyter_cache.cache.main:JupyterCacheBase.remove_cache",
-        "(self, pk: int)",
-        "how the replacement drops a record",
-        _TRUNCATION,
-    ),
-    PrivateAPI(
-        "jupyter_cache.cache.main:CACHE_LIMIT_KEY",
-        None,
-        "the setting that holds how many records the cache keeps",
-        _TRUNCATION,
-    ),
-    PrivateAPI(
-        "jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT",
-        None,
-        "how many it keeps when that setting is not set",
-        _TRUNCATION,
-    ),
-    PrivateAPI(
-        "jupyter_cache.cache.db:NbCacheRecord.accessed",
-        None,
-        "the records are dropped least recently used first, as jupyter-cache drops them",
-        _TRUNCATION,
-    ),
+    PrivateAPI("jupyter_cache.cache.main:CACHE_LIMIT_KEY", None, *_TRUNCATION),
+    PrivateAPI("jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT", None, *_TRUNCATION),
+    PrivateAPI("jupyter_cache.cache.db:NbCacheRecord.accessed", None, *_TRUNCATION),
 )
 
 
@@ -192,13 +153,6 @@ def current_signature(reach: PrivateAPI) -> str | None:
     if reach.signature is None or not callable(found):
         return None
     return str(inspect.signature(found))
-
-
-def stream_coalescing() -> Callable[[list[Any]], list[Any]]:
-    """The function MyST-NB's renderer merges stream outputs with now."""
-    import myst_nb.core.render
-
-    return myst_nb.core.render.coalesce_streams
 
 
 def patch_stream_coalescing(
@@ -224,21 +178,15 @@ def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
 def patch_cache_truncation() -> None:
     """Make jupyter-cache pick the records it drops in one query.
 
-    Each time it caches an executed notebook, jupyter-cache drops the least recently
-    used records beyond its limit, which it finds with two queries: those to keep, then
-    every record not among them. The build reads pages side by side (``-j``), so
-    readers cache notebooks at the same moment, and a record that another reader made
-    between those two queries was dropped at once: that page ran again at the next
-    build, or, when its notebook was not yet written, the build stopped with
-    ``KeyError: 'Notebook file does not exist for cache record PK: ...'``. One query
-    reads one state of the table, in which a record made after it does not exist.
+    It found the least recently used records beyond its limit with two queries (those to
+    keep, then every record not among them), so a record that a page read side by side
+    (``-j``) cached between the two was dropped at once: the page ran again next build,
+    or the build stopped with ``KeyError: 'Notebook file does not exist for cache
+    record PK: ...'``. Patching twice is harmless: the replacement calls no original.
     """
     from jupyter_cache.cache import main
     from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
     from sqlalchemy import desc
-
-    if getattr(main.JupyterCacheBase.truncate_caches, "one_query", False):
-        return
 
     def truncate_caches(self: main.JupyterCacheBase) -> None:
         limit = Setting.get_value(main.CACHE_LIMIT_KEY, self.db, main.DEFAULT_CACHE_LIMIT)
@@ -254,8 +202,6 @@ def patch_cache_truncation() -> None:
             with contextlib.suppress(KeyError):  # another reader dropped it first
                 self.remove_cache(pk)
 
-    # a mark on the function, as in patch_document_defaults; then the patch itself
-    truncate_caches.one_query = True  # type: ignore[attr-defined]
     main.JupyterCacheBase.truncate_caches = truncate_caches  # type: ignore[method-assign]
 
 

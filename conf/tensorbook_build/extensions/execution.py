@@ -1,23 +1,8 @@
-"""Sphinx adapter for :mod:`tensorbook_build.execute`.
+"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels and each page's cache key.
 
-The kernels' device and environment, and each page's cache key:
-
-* ``setup``: an ``env_version`` made of torch's version and the build's own code, so
-  that a change of either makes Sphinx read every page again;
-* ``config-inited``: resolves ``tensorbook_device``, which the driver gives resolved
-  and ``sphinx-build -D`` may give as typed (a clear error if it cannot be had), and
-  sets the kernels' environment and their kernel spec (IPC, not TCP);
-* ``source-read``: appends the hidden context cell to every MyST-NB page and tells
-  Sphinx that the page depends on the modules it imports, so that editing one
-  re-reads, and so re-executes, only the pages that import it;
-* ``builder-inited``: sends the executed notebooks beside the site, not into it;
-* ``env-updated``: in the source edition, says (``TENSORBOOK_OUTPUTS_READY``, a file
-  the driver names) that every output is in the cache, so that the driver can start
-  the translations while this edition writes its pages;
-* ``env-before-read-docs``: where pages are to be read in the source edition (the one
-  that executes) and the build driver runs no fork server, starts the one the kernels
-  are forked from (``tensorbook_warm_kernels``, on by default), which
-  ``build-finished`` stops.
+It resolves the device, sets the kernels' environment and kernel spec, keys each page on
+what it imports, sends the executed notebooks beside the site, tells the build driver
+when every output is in the cache, and runs the fork server where the driver does not.
 """
 
 from __future__ import annotations
@@ -44,7 +29,8 @@ from tensorbook_build.execute import (
     page_hashes,
 )
 from tensorbook_build.extensions.outputs import stop
-from tensorbook_build.kernels import FORKSERVER_VARIABLE, write_kernel_spec
+from tensorbook_build.forkserver import FORKSERVER_VARIABLE
+from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.upstream import (
     notebook_cache_path,
@@ -53,9 +39,11 @@ from tensorbook_build.upstream import (
 )
 
 logger = logging.getLogger(__name__)
+_TORCH = importlib.metadata.version("torch")
 
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
+    # the driver gives the device resolved; sphinx-build -D may give it as typed
     try:
         device = choose_device(config.tensorbook_device, given_by="-D tensorbook_device").device
     except (ValueError, DeviceUnavailableError) as error:
@@ -69,26 +57,11 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
     )
-    logger.info("tensorbook: executing pages on %s with torch %s", device, _torch_version())
-
-
-def _torch_version() -> str:
-    return importlib.metadata.version("torch")
+    logger.info("tensorbook: executing pages on %s with torch %s", device, _TORCH)
 
 
 def code_digest(package: Path) -> str:
-    """A hash of the Python files of ``package``, the build's code the pages go through.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = (Path(tmp) / "a.py").write_text("x = 1")
-    ...     before = code_digest(Path(tmp))
-    ...     _ = (Path(tmp) / "a.py").write_text("x = 2")
-    ...     before != code_digest(Path(tmp))
-    True
-    """
+    """A hash of the Python files of ``package``, the build's code the pages go through."""
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         digest.update(f"\0{path.relative_to(package)}\0".encode())
@@ -97,18 +70,15 @@ def code_digest(package: Path) -> str:
 
 
 def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
+    # the page depends on the modules it imports: editing one re-reads, and so
+    # re-executes, only the pages that import it
     if not is_text_notebook(source[0]):
         return
-    hashes = {}
-    for path, (name, digest) in page_hashes(
-        source[0], Path(app.config.tensorbook_src_dir).resolve()
-    ).items():
+    hashes = page_hashes(source[0], Path(app.config.tensorbook_src_dir).resolve())
+    for path in hashes:
         app.env.note_dependency(str(path))
-        hashes[name] = digest
-    context = (
-        f"device {app.config.tensorbook_device}, torch {_torch_version()}, {KERNEL_THREADS} threads"
-    )
-    source[0] += context_cell(context, hashes)
+    context = f"device {app.config.tensorbook_device}, torch {_TORCH}, {KERNEL_THREADS} threads"
+    source[0] += context_cell(context, dict(hashes.values()))
 
 
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -123,37 +93,24 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
     get_cache(notebook_cache_path(env)).list_cache_records()
     if (
         app.config.tensorbook_warm_kernels
-        and app.config.language == SOURCE_LANGUAGE
+        and app.config.language == SOURCE_LANGUAGE  # the edition that executes
         and FORKSERVER_VARIABLE not in os.environ  # the build driver runs one already
     ):
-        _start_fork_server(app)
+        # Started before the readers fork, so that they inherit where it listens; it
+        # imports while Sphinx reads, and a reader that asks for a kernel first waits.
+        stack = contextlib.ExitStack()
+        socket = stack.enter_context(forkserver.running(Path(app.srcdir), os.environ))
+        os.environ[FORKSERVER_VARIABLE] = str(socket)
+        stack.callback(os.environ.pop, FORKSERVER_VARIABLE, None)
+        app.connect("build-finished", lambda *_: stack.close())
 
 
-def _start_fork_server(app: Sphinx) -> None:
-    # Started before the readers fork, so that they inherit where it listens; it imports
-    # while Sphinx reads, and a reader that asks for a kernel first waits for it.
-    stack = contextlib.ExitStack()
-    socket = stack.enter_context(forkserver.running(Path(app.srcdir), os.environ))
-    os.environ[FORKSERVER_VARIABLE] = str(socket)
-    # kept on the application until build-finished: a field that Sphinx does not declare
-    app.tensorbook_fork_server = stack  # type: ignore[attr-defined]
-
-
-def _stop_fork_server(app: Sphinx, exception: Exception | None) -> None:
-    stack = getattr(app, "tensorbook_fork_server", None)
-    if stack is None:
-        return
-    os.environ.pop(FORKSERVER_VARIABLE, None)
-    stack.close()
-
-
-def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> None:
     # every page is read, so every output is in the cache: the driver may start the
     # translations, which read them from there, while this edition writes its pages
     marker = os.environ.get(OUTPUTS_READY_VARIABLE)
     if marker and app.config.language == SOURCE_LANGUAGE:
         Path(marker).touch()
-    return []
 
 
 def _on_builder_inited(app: Sphinx) -> None:
@@ -182,12 +139,11 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
     app.connect("env-updated", _on_env_updated)
-    app.connect("build-finished", _stop_fork_server)
     # A new torch, or an edit to the build's own code, makes Sphinx read every page again
     # (the device is a setting of its own): each page is keyed anew, and none keeps what
     # the old extensions made of it.
     build_code = code_digest(Path(__file__).resolve().parents[1])
-    version = int(hashlib.sha256(f"{build_code} {_torch_version()}".encode()).hexdigest()[:12], 16)
+    version = int(hashlib.sha256(f"{build_code} {_TORCH}".encode()).hexdigest()[:12], 16)
     return {
         "version": "1",
         "env_version": version,

@@ -1,12 +1,8 @@
 """Sphinx adapter for :mod:`tensorbook_build.outputs`, and how the build stops.
 
-* Stream text is joined exactly (MyST-NB's merging is replaced:
-  :func:`tensorbook_build.upstream.patch_stream_coalescing`).
-* A page whose execution failed is reported once it is read (``doctree-read``), as
-  sphinx-gallery reports a failing example: MyST-NB warns, saves the traceback in a
-  file it names and goes on; this adds one error that names the page, the cell, its
-  line and the exception, and says what to do. The build then fails at its end (-W).
-* :func:`stop` ends the build at once, for a setting it cannot go on with.
+Stream text is joined exactly before MyST-NB merges it. A page whose execution failed
+gets, beside MyST-NB's warning (which names the file holding the traceback), one error
+that names the page, the cell, its line and the exception, and says what to do.
 """
 
 from __future__ import annotations
