@@ -1,9 +1,7 @@
 """Translator pieces for the book's folds: exercise solutions and recorded outputs.
 
 In HTML a fold is a native ``<details>`` with a ``<summary>`` (no script, no
-stylesheet); in the PDF, where nothing folds, its label is a bold line before its
-content. :mod:`~tensorbook_build.extensions.solutions` and
-:mod:`~tensorbook_build.extensions.ledger` register their nodes with these.
+stylesheet); in the PDF, where nothing folds, its label is a bold line before its content.
 """
 
 from __future__ import annotations
@@ -29,11 +27,9 @@ def writes(markup: str) -> Callable[[Writer, nodes.Node], None]:
     return visit
 
 
+# on paper: the label, kept with what follows, and the space that closes the fold
 latex_summary = (writes("\n\\par\\medskip\\noindent\\textbf{"), writes("}\\par\\nopagebreak\n"))
-"""A fold's label on paper: a bold line kept with what follows."""
-
 latex_fold_end = writes("\n\\par\\medskip\n")
-"""The space that closes a fold on paper."""
 
 
 def nothing(self: nodes.NodeVisitor, node: nodes.Node) -> None:

@@ -1,26 +1,21 @@
 """Sphinx adapter: exercise solutions, folded until the reader opens them, run by the build.
 
-A solution is made of ordinary executed cells between two markers, so it runs at build
-time like every cell, and a solution that ends with a failing assertion fails the build::
+A solution is the executed cells between two markers, the start's content being the
+label the reader clicks (translated like any paragraph)::
 
     ```{solution-start}
     Solution
     ```
 
     ```{code-cell} ipython3
-    ...
     assert ...
     ```
 
     ```{solution-end}
     ```
 
-The start marker's content is the label the reader clicks, a translatable message like
-any paragraph. In HTML the markers become a native ``<details>`` element with that label
-as its ``<summary>``: no script and no stylesheet, so the site stays as light as it is.
-In the PDF, where nothing folds, the label is a bold line before the solution's cells.
-A start without its end (or the reverse), or a pair split across sections, stops the
-build naming the page and the line.
+A start without its end (or the reverse), or a pair split across sections, is an error
+naming the page and the line.
 """
 
 from __future__ import annotations
