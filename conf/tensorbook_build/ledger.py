@@ -1,4 +1,4 @@
-r"""The device ledger: outputs recorded on other devices, with where and when they ran.
+"""The device ledger: outputs recorded on other devices, with where and when they ran.
 
 ``nox -s record`` writes one recording per device kind and page,
 ``docs/recorded/<kind>/<page>.json`` (``recording.schema.json``), its figures beside it.
@@ -8,8 +8,6 @@ Examples
 --------
 >>> device_kind("cpu"), device_kind("cuda", "NVIDIA H100 80GB HBM3")
 ('cpu', 'nvidia-h100-80gb-hbm3')
->>> source_hash("x = 1\n") == source_hash("x = 1")
-True
 """
 
 from __future__ import annotations

@@ -35,12 +35,6 @@ def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
     """``svg`` with each marked word (``data-w="<key>"``) in ``translate``'s words, its fields kept.
 
     A word whose key or text no template (:mod:`tensorbook.draw.words`) matches is left as it is.
-
-    Examples
-    --------
-    >>> svg = '<svg class="tb-picture"><text x="1" y="2" data-w="dim">dim 3</text></svg>'
-    >>> translate_picture(svg, {"dim {dim}": "第 {dim} 维"}.get)
-    '<svg class="tb-picture"><text x="1" y="2" data-w="dim">第 3 维</text></svg>'
     """
 
     def one(match: re.Match[str]) -> str:

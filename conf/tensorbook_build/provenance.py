@@ -52,11 +52,9 @@ def _git(root: Path, *arguments: str) -> str | None:
 def source_commit(
     root: Path, paths: tuple[str, ...] = (), environ: Mapping[str, str] = os.environ
 ) -> Commit | None:
-    """The commit ``root`` is checked out at, or the one the environment names.
+    """The commit ``root`` is checked out at, else the one the environment names, else ``None``.
 
-    ``paths`` (relative to ``root``) are the folders whose uncommitted changes mark the
-    build as modified; with none, any change in the tree does. ``None`` where neither
-    git nor the environment says.
+    It is modified where ``paths`` (relative to ``root``; none: the whole tree) have changes.
     """
     sha = _git(root, "rev-parse", "--verify", "HEAD")
     if sha:
@@ -73,12 +71,9 @@ def report_url(
     repository: str, *, page: str, language: str, commit: Commit | None, device_line: str
 ) -> str:
     """A new issue in ``repository``, prefilled with the page, its language, commit and device line."""
-    if commit is None:
-        built_from = "not known"
-    else:
-        built_from = f"{commit.sha} ({commit.date})" + (
-            " with uncommitted changes" if commit.modified else ""
-        )
+    built_from = "not known" if commit is None else f"{commit.sha} ({commit.date})"
+    if commit is not None and commit.modified:
+        built_from += " with uncommitted changes"
     body = "\n".join(
         [
             f"Page: {page}",

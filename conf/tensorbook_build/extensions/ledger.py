@@ -283,19 +283,11 @@ def _outdated(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directive and the handlers."""
+    details = ('<details class="tb-recorded">', "</details>")
+    folds.add_node(app, recorded_fold, details, folds.LATEX_END)
+    summary = ('<summary class="tb-recorded-summary">', "</summary>")
+    folds.add_node(app, recorded_summary, summary, folds.LATEX_SUMMARY)
     skip = (folds.skip, None)
-    app.add_node(
-        recorded_fold,
-        html=(folds.writes('<details class="tb-recorded">'), folds.writes("</details>")),
-        latex=(folds.latex_fold_end, folds.nothing),
-        text=skip,
-    )
-    app.add_node(
-        recorded_summary,
-        html=(folds.writes('<summary class="tb-recorded-summary">'), folds.writes("</summary>")),
-        latex=folds.latex_summary,
-        text=skip,
-    )
     app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
     app.add_directive("build-status", BuildStatus)
     # before Sphinx's image collector (500), which then copies the recorded figures
