@@ -76,8 +76,8 @@ def source_hash(code: str) -> str:
 def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """A cell's outputs as the page shows them: text, or a figure's PNG (base64).
 
-    Consecutive streams are joined, since how printed text is chunked depends on when
-    the kernel flushed; a glued value is not shown and is left out.
+    Consecutive streams are joined: how printed text is chunked depends on when the
+    kernel flushed.
     """
     shown: list[dict[str, str]] = []
     streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
@@ -255,10 +255,7 @@ def text_diff(recorded: str, own: str) -> str:
 
 
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings.
-
-    Only cells with the same code in both are compared (a stale one says nothing).
-    """
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings."""
     found = []
     for first, second in itertools.combinations(recordings, 2):
         theirs = {c.index: c for c in second.cells}

@@ -1,9 +1,8 @@
 """Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
 
-After each cell tagged ``device-dependent``, each other device's recording of it: a
-fold labelled with its provenance and a badge (the same as this build's output,
-different with a short diff, or stale). ``{build-status} pages`` and
-``{build-status} torch`` are the status page's tables, filled in once every page is read.
+After each cell tagged ``device-dependent``, each other device's recording of it, in a
+fold labelled with its provenance and a badge: the same as this build's, different (with
+a diff), or stale. ``{build-status} pages`` and ``{build-status} torch``: the status page.
 """
 
 from __future__ import annotations
