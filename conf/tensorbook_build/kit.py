@@ -1,22 +1,13 @@
 """The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
 
-One offline command for a GPU machine (conf/README.md, "On a GPU"). Its steps, each
-one's output in ``DIR/logs/<step>.log``:
+One offline command for a GPU machine (conf/README.md, "On a GPU"): the device check,
+the doctests and the fast tests on the device, the book built on the device and on the
+CPU, both builds' recordings (into ``docs/recorded`` for a GPU) and the speed figures.
+``DIR/logs/<step>.log`` holds each step's output, ``DIR/summary.json`` and ``summary.txt``
+each step's status and seconds, the tests' counts and the figures. A failed step does not
+stop the kit; it then exits non-zero.
 
-1. ``device``: ``python -m tensorbook.device DEVICE`` (the kit stops without it);
-2. ``doctests``, and ``tests`` (``nox -s fast``'s tier), on the device;
-3. ``book``: both editions built on the device; ``cpu-book``: the English edition on
-   the CPU (skipped when the device is the CPU), to compare their wall times;
-4. ``record`` and ``record-cpu``: the recordings of both builds
-   (:mod:`tensorbook_build.record`), into ``docs/recorded`` for a GPU, tags checked;
-5. ``speed``: torch on the device against NumPy at the sweep's largest size, and on a
-   GPU a CUDA-graph step against eager at the tutorial's sizes.
-
-``DIR/summary.json`` and ``summary.txt`` then give each step's status and seconds, the
-tests' counts (from JUnit reports) and the figures. A failed step is recorded and the
-kit goes on; it exits non-zero if any failed.
-
-``--compat`` (``nox -s compat``) runs only ``doctests`` and ``cpu-book``, with this
+``--compat`` (``nox -s compat``) runs only the doctests and the CPU build with this
 environment's torch, and adds their outcome to ``docs/recorded/compat.json``.
 """
 
@@ -38,9 +29,9 @@ from typing import Any
 from tensorbook_build.ledger import COMPAT, FOLDER
 from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
 
-FAST_TIER = "not book and not browser and not slow and not pdf and not lighthouse"
-"""The tests the kit runs: ``nox -s fast``'s tier."""
+FAST_TIER = "not book and not browser and not slow and not pdf and not lighthouse"  # nox -s fast
 
+# the speed targets, measured in a process of their own, printed as one JSON line
 SPEED_SCRIPT = """
 import json, sys
 import torch
@@ -64,10 +55,8 @@ if device.type == "cuda":
                    graph_gain=eager.median / graphed.median)
 print(json.dumps(figures))
 """
-"""Measures the speed targets in a process of its own; prints them as one JSON line."""
 
-NEEDS = {"record": "book", "record-cpu": "cpu-book"}
-"""A recording is made only from a build that passed."""
+NEEDS = {"record": "book", "record-cpu": "cpu-book"}  # a recording only from a passed build
 
 
 @dataclass
@@ -212,10 +201,7 @@ def add_result(path: Path, result: dict[str, str]) -> list[dict[str, str]]:
 
 
 def compat(path: Path) -> int:
-    """The ``doctests`` and ``cpu-book`` steps with this torch, into ``build/compat-<torch>``.
-
-    Their outcome is added to ``path`` (:func:`add_result`).
-    """
+    """The ``doctests`` and ``cpu-book`` steps with this torch; their outcome added to ``path``."""
     import numpy as np
     import torch
 

@@ -1,18 +1,13 @@
-r"""The device ledger: outputs recorded on other devices, with where and when they ran.
+"""The device ledger: outputs recorded on other devices, with where and when they ran.
 
-Cells whose output depends on the device are tagged :data:`TAG`. ``nox -s record``
-writes one recording per device kind (:func:`device_kind`) and page,
-``docs/recorded/<kind>/<page>.json`` (``recording.schema.json``), its figures beside it:
-the run's provenance and, for each code cell, its :func:`cell_keys`, a digest of what it
-printed and, when tagged, its outputs. A recorded cell is stale (:func:`freshness`)
-once its code, or a module it imports, changed since it ran.
+``nox -s record`` writes one recording per device kind and page,
+``docs/recorded/<kind>/<page>.json`` (``recording.schema.json``), its figures beside it.
+A recorded cell is stale (:func:`freshness`) once its code, or a module it imports, changed.
 
 Examples
 --------
 >>> device_kind("cpu"), device_kind("cuda", "NVIDIA H100 80GB HBM3")
 ('cpu', 'nvidia-h100-80gb-hbm3')
->>> source_hash("x = 1\n") == source_hash("x = 1")
-True
 """
 
 from __future__ import annotations
@@ -33,14 +28,10 @@ import jsonschema  # type: ignore[import-untyped]
 from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.settings import LAYOUT
 
-TAG = "device-dependent"
-"""The cell tag of a cell whose output depends on the device that ran it."""
-FOLDER = "recorded"
-"""Under ``docs/``: one folder per device kind, one JSON file per page."""
-COMPAT = "compat.json"
-"""In :data:`FOLDER`: the torch versions ``nox -s compat`` ran, and how."""
+TAG = "device-dependent"  # the tag of a cell whose output depends on the device
+FOLDER = "recorded"  # under docs/
+COMPAT = "compat.json"  # in FOLDER: the torch versions nox -s compat ran, and how
 SCHEMA = json.loads(Path(__file__).with_name("recording.schema.json").read_text("utf-8"))
-"""The shape of a recording, its version included; :func:`load_recording` refuses others."""
 
 
 class RecordingError(ValueError):
@@ -85,8 +76,8 @@ def source_hash(code: str) -> str:
 def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """A cell's outputs as the page shows them: text, or a figure's PNG (base64).
 
-    Consecutive streams are joined, since how printed text is chunked depends on when
-    the kernel flushed; a glued value is not shown and is left out.
+    Consecutive streams are joined: how printed text is chunked depends on when the
+    kernel flushed.
     """
     shown: list[dict[str, str]] = []
     streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
@@ -111,10 +102,7 @@ def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
 
 
 def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
-    """A digest of a cell's shown outputs, compared between devices (:func:`unmarked_differences`).
-
-    The device line every page prints first is about the device by design: left out.
-    """
+    """A digest of a cell's shown outputs, but for the device line every page prints first."""
     digest = hashlib.sha256()
     for item in shown:
         if "text" in item:
@@ -128,9 +116,8 @@ def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
 def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
     """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes.
 
-    The modules are the ``tensorbook`` modules imported by the cell or a cell before it
-    (a later cell may use what an earlier one imported), hashed as
-    :func:`tensorbook_build.execute.page_hashes` hashes them for the cache key.
+    The modules are those the cell or a cell before it imports, hashed as the cache key
+    hashes them (:func:`tensorbook_build.execute.page_hashes`).
     """
     from tensorbook_build.execute import page_hashes
 
@@ -144,11 +131,7 @@ def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, d
 def recording_from_notebook(
     notebook: Mapping[str, Any], page: str, kind: str, provenance: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The recording of an executed notebook: its JSON data and its figures' bytes.
-
-    Figures are named ``<page>/cell-<index>-<n>.png``, relative to the device kind's
-    folder, where :func:`write_recording` puts them.
-    """
+    """The recording of an executed notebook: its JSON data and its figures' bytes by name."""
     cells = notebook["cells"]
     codes = {i: "".join(c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code"}
     records, figures = [], {}
@@ -203,14 +186,7 @@ def _fail(path: Path, problem: str) -> RecordingError:
 
 
 def load_recording(path: Path) -> Recording:
-    """Read and check one recording.
-
-    Raises
-    ------
-    RecordingError
-        Naming the file and the field that is not what ``nox -s record`` writes,
-        and what to do.
-    """
+    """Read and check one recording: a :class:`RecordingError` names the field and the fix."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -251,18 +227,7 @@ class Freshness:
 
 
 def freshness(recorded: Cell, source: str, modules: Mapping[str, str]) -> Freshness:
-    """Whether ``recorded`` still describes the cell whose code hashes to ``source``.
-
-    Examples
-    --------
-    >>> cell = Cell(3, "abc", {"tensorbook.speed": "1"}, True, "d")
-    >>> freshness(cell, "abc", {"tensorbook.speed": "1"}).stale
-    False
-    >>> freshness(cell, "abc", {"tensorbook.speed": "2"}).why
-    'tensorbook.speed changed'
-    >>> freshness(cell, "xyz", {}).why
-    "the cell's code changed"
-    """
+    """Whether ``recorded`` still describes the cell whose code hashes to ``source``."""
     if recorded.source != source:
         return Freshness(True, code_changed=True)
     names = {*recorded.modules, *modules}
@@ -270,7 +235,7 @@ def freshness(recorded: Cell, source: str, modules: Mapping[str, str]) -> Freshn
     return Freshness(bool(changed), modules=changed)
 
 
-def text_diff(recorded: str, own: str, limit: int = 12) -> str:
+def text_diff(recorded: str, own: str) -> str:
     r"""A short line diff from this build's text to the recorded one (``-`` here, ``+`` there).
 
     Examples
@@ -284,16 +249,13 @@ def text_diff(recorded: str, own: str, limit: int = 12) -> str:
         for line in difflib.unified_diff(own.split("\n"), recorded.split("\n"), n=0, lineterm="")
         if not line.startswith(("---", "+++", "@@"))
     ]
-    if len(lines) > limit:
-        lines = [*lines[:limit], f"... {len(lines) - limit} more lines"]
+    if len(lines) > 12:
+        lines = [*lines[:12], f"... {len(lines) - 12} more lines"]
     return "\n".join(lines)
 
 
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings.
-
-    Only cells with the same code in both are compared (a stale one says nothing).
-    """
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings."""
     found = []
     for first, second in itertools.combinations(recordings, 2):
         theirs = {c.index: c for c in second.cells}

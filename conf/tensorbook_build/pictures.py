@@ -1,15 +1,8 @@
 """The book's pictures (:mod:`tensorbook.draw`) in each edition and each format.
 
-A page draws its pictures once, in the source edition's words; every edition reads
-the same SVG from the cache. Here, at render time:
-
-* :func:`translate_picture` fills each marked word (``data-w="<key>"``) in again from
-  the edition's translation of its template (:mod:`tensorbook.draw.words`), keeping
-  the numbers and torch's names it was filled in with;
-* :func:`picture_latex` writes the picture as a TikZ drawing for the PDF: vector, its
-  words set in the PDF's own (embedded) fonts, Chinese included, since LaTeX cannot
-  include an SVG. It reads only the few elements :class:`tensorbook.draw.svg.Canvas`
-  writes.
+A page draws its pictures once, in the source edition's words. At render time,
+:func:`translate_picture` puts them in an edition's words and :func:`picture_latex`
+writes them as TikZ drawings for the PDF, since LaTeX cannot include an SVG.
 """
 
 from __future__ import annotations
@@ -29,36 +22,19 @@ _LATEX_SPECIAL = {c: "\\" + c for c in "#$%&_{}"} | {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
 }
-PDF_WIDTH = 340.0
-"""The widest a picture is set in the PDF, in points (the text is about 360 wide)."""
-PDF_HEIGHT = 480.0
-"""The tallest a picture is set in the PDF, in points: a TikZ drawing cannot break
-across pages, and a taller one (the strides picture) ran into the page's footer."""
+PDF_WIDTH = 340.0  # points; the text is about 360 wide
+PDF_HEIGHT = 480.0  # points; a TikZ drawing cannot break across pages: a taller one hit the footer
 
 
 def is_picture(svg: str) -> bool:
-    """Whether ``svg`` is one of the book's pictures.
-
-    Examples
-    --------
-    >>> is_picture('<svg xmlns="http://www.w3.org/2000/svg" class="tb-picture" role="img">')
-    True
-    >>> is_picture("<svg></svg>")
-    False
-    """
+    """Whether ``svg`` is one of the book's pictures (its root has class ``tb-picture``)."""
     return svg.lstrip().startswith("<svg") and 'class="tb-picture"' in svg.split(">", 1)[0]
 
 
 def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
-    """``svg`` with each marked word in ``translate``'s words, its fields kept.
+    """``svg`` with each marked word (``data-w="<key>"``) in ``translate``'s words, its fields kept.
 
-    A word whose key or text no template matches is left as it is.
-
-    Examples
-    --------
-    >>> svg = '<svg class="tb-picture"><text x="1" y="2" data-w="dim">dim 3</text></svg>'
-    >>> translate_picture(svg, {"dim {dim}": "第 {dim} 维"}.get)
-    '<svg class="tb-picture"><text x="1" y="2" data-w="dim">第 3 维</text></svg>'
+    A word whose key or text no template (:mod:`tensorbook.draw.words`) matches is left as it is.
     """
 
     def one(match: re.Match[str]) -> str:
@@ -74,6 +50,8 @@ def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
 
 def picture_latex(svg: str) -> str:
     r"""The picture as a TikZ drawing, scaled to fit :data:`PDF_WIDTH` and :data:`PDF_HEIGHT`.
+
+    It reads only the few elements :class:`tensorbook.draw.svg.Canvas` writes.
 
     Examples
     --------

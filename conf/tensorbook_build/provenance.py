@@ -1,15 +1,8 @@
 """What a page says about the source it was built from, and where to report a problem.
 
-Every page's footer names the book's version and the commit its source is, with the
-commit's own date: not the build's clock, so that two builds of one commit are the
-same bytes. A tree with uncommitted changes says so. Where no commit can be read (a
-copy without git, such as a source archive), ``TENSORBOOK_COMMIT`` and
-``TENSORBOOK_COMMIT_DATE`` name it, else the footer says that it is not known.
-
-Where the configuration names the repository (``TENSORBOOK_REPOSITORY``, which the
-GitHub Pages workflow sets), the footer also links "Report a problem with this page"
-to a new issue there, prefilled with the page, the edition's language, the commit and
-the page's device line.
+The commit is read from git, with its own date and whether the tree had uncommitted
+changes, else from ``TENSORBOOK_COMMIT`` and ``TENSORBOOK_COMMIT_DATE``. Where
+``TENSORBOOK_REPOSITORY`` is set, the footer links to a new issue there.
 """
 
 from __future__ import annotations
@@ -59,11 +52,9 @@ def _git(root: Path, *arguments: str) -> str | None:
 def source_commit(
     root: Path, paths: tuple[str, ...] = (), environ: Mapping[str, str] = os.environ
 ) -> Commit | None:
-    """The commit ``root`` is checked out at, or the one the environment names.
+    """The commit ``root`` is checked out at, else the one the environment names, else ``None``.
 
-    ``paths`` (relative to ``root``) are the folders whose uncommitted changes mark the
-    build as modified; with none, any change in the tree does. ``None`` where neither
-    git nor the environment says.
+    It is modified where ``paths`` (relative to ``root``; none: the whole tree) have changes.
     """
     sha = _git(root, "rev-parse", "--verify", "HEAD")
     if sha:
@@ -79,30 +70,10 @@ def source_commit(
 def report_url(
     repository: str, *, page: str, language: str, commit: Commit | None, device_line: str
 ) -> str:
-    """A new issue in ``repository``, prefilled with what a maintainer needs to look.
-
-    Examples
-    --------
-    >>> url = report_url("https://github.com/o/tensorbook", page="https://x/en/cuda.html",
-    ...                  language="en", commit=Commit("abc", "2026-11-22"),
-    ...                  device_line="Executed on CPU (x86_64)")
-    >>> url.split("?")[0]
-    'https://github.com/o/tensorbook/issues/new'
-    >>> from urllib.parse import parse_qs, urlsplit
-    >>> print(parse_qs(urlsplit(url).query)["body"][0])
-    Page: https://x/en/cuda.html
-    Language: en
-    Commit: abc (2026-11-22)
-    Device line: Executed on CPU (x86_64)
-    <BLANKLINE>
-    What is wrong:
-    """
-    if commit is None:
-        built_from = "not known"
-    else:
-        built_from = f"{commit.sha} ({commit.date})" + (
-            " with uncommitted changes" if commit.modified else ""
-        )
+    """A new issue in ``repository``, prefilled with the page, its language, commit and device line."""
+    built_from = "not known" if commit is None else f"{commit.sha} ({commit.date})"
+    if commit is not None and commit.modified:
+        built_from += " with uncommitted changes"
     body = "\n".join(
         [
             f"Page: {page}",

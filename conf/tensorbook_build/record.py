@@ -1,10 +1,8 @@
 """Record the device-dependent outputs: ``python -m tensorbook_build.record --device DEVICE``.
 
-``nox -s record -- --device cuda`` runs it. It builds the English edition on that
-device into a folder of its own (``build/record/<device>``: the site in ``build/html``
-and its cache are left alone), or takes a build that did (``--from-build``, as the GPU
-kit does), and writes each executed page's recording (:mod:`tensorbook_build.ledger`)
-to ``docs/recorded/<kind>/``. It fails if a cell's output differs between two
+It builds the English edition on that device into ``build/record/<device>``, or takes
+a build that did (``--from-build``), and writes each page's recording
+(:mod:`tensorbook_build.ledger`). It fails if a cell's output differs between two
 devices' recordings but its page does not tag it ``device-dependent``.
 """
 
@@ -36,11 +34,7 @@ from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS, LAYOUT, S
 
 
 def capture_provenance(device: str, command: str) -> dict[str, Any]:
-    """Where and with what the pages ran: this process's torch, NumPy, Python and device.
-
-    The kernels run in this environment, so its versions are theirs; their threads are
-    the build's :data:`~tensorbook_build.settings.KERNEL_THREADS`.
-    """
+    """Where and with what the pages ran: the kernels run in this process's environment."""
     import numpy as np
     import torch
 

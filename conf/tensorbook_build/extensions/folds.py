@@ -1,9 +1,7 @@
-"""Translator pieces for the book's folds: exercise solutions and recorded outputs.
+"""The book's folds, exercise solutions and recorded outputs, in each format.
 
 In HTML a fold is a native ``<details>`` with a ``<summary>`` (no script, no
-stylesheet); in the PDF, where nothing folds, its label is a bold line before its
-content. :mod:`~tensorbook_build.extensions.solutions` and
-:mod:`~tensorbook_build.extensions.ledger` register their nodes with these.
+stylesheet); in the PDF, where nothing folds, its label is a bold line before its content.
 """
 
 from __future__ import annotations
@@ -12,6 +10,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from docutils import nodes
+from sphinx.application import Sphinx
+
+# on paper: the label, kept with what follows, and the space that closes the fold
+LATEX_SUMMARY = ("\n\\par\\medskip\\noindent\\textbf{", "}\\par\\nopagebreak\n")
+LATEX_END = ("\n\\par\\medskip\n", "")
 
 
 class Writer(Protocol):
@@ -20,26 +23,26 @@ class Writer(Protocol):
     body: list[str]
 
 
-def writes(markup: str) -> Callable[[Writer, nodes.Node], None]:
-    """A visitor that writes ``markup`` into the translator's body (HTML or LaTeX)."""
-
+def _writes(markup: str) -> Callable[[Writer, nodes.Node], None]:
     def visit(self: Writer, node: nodes.Node) -> None:
-        self.body.append(markup)
+        if markup:
+            self.body.append(markup)
 
     return visit
 
 
-latex_summary = (writes("\n\\par\\medskip\\noindent\\textbf{"), writes("}\\par\\nopagebreak\n"))
-"""A fold's label on paper: a bold line kept with what follows."""
-
-latex_fold_end = writes("\n\\par\\medskip\n")
-"""The space that closes a fold on paper."""
-
-
-def nothing(self: nodes.NodeVisitor, node: nodes.Node) -> None:
-    """Write nothing, and go on into the node's children."""
+def add_node(
+    app: Sphinx, node: type[nodes.Element], html: tuple[str, str], latex: tuple[str, str] = ("", "")
+) -> None:
+    """Register ``node``: the markup written before and after its children, none in plain text."""
+    app.add_node(
+        node,
+        html=(_writes(html[0]), _writes(html[1])),
+        latex=(_writes(latex[0]), _writes(latex[1])),
+        text=(skip, None),
+    )
 
 
 def skip(self: nodes.NodeVisitor, node: nodes.Node) -> None:
-    """Leave the node and its children out (the plain-text builder)."""
+    """Leave the node and its children out."""
     raise nodes.SkipNode

@@ -1,15 +1,8 @@
 """Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
 
-* After each cell tagged ``device-dependent``, each other device's recording of it, in
-  a fold (in the PDF, a bold line before it) labelled with its provenance in the page's
-  language, and a badge: the same as this build's output, different (with a short
-  diff), or stale (shown, never hidden). A page's stale recordings are one line of the
-  log, not a warning, which ``-W`` would make an error: only ``nox -s record`` on that
-  device refreshes them. Outputs that differ between devices in a cell the page does
-  not tag are a warning. A page is read again when its recordings change.
-* ``{build-status} pages`` and ``{build-status} torch``: the status page's tables,
-  filled in once every page is read: each page's execution, device, torch and
-  recordings with their freshness; the compatibility runs (``compat.json``).
+After each cell tagged ``device-dependent``, each other device's recording of it, in a
+fold labelled with its provenance and a badge: the same as this build's, different (with
+a diff), or stale. ``{build-status} pages`` and ``{build-status} torch``: the status page.
 """
 
 from __future__ import annotations
@@ -87,16 +80,7 @@ def _recordings(srcdir: str | Path, page: str) -> list[ledger.Recording]:
 
 
 def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
-    """The provenance a reader is shown: model, CUDA, torch, date, commit.
-
-    Examples
-    --------
-    >>> r = ledger.Recording(Path("x.json"), "speed", "cpu", {"model": "CPU (x86_64)",
-    ...     "gpu": None, "torch": "2.13.0", "run_date": "2026-12-01",
-    ...     "commit": "1a2b3c4d5e6f7a8b"}, ())
-    >>> _label(r, str)
-    'recorded on CPU (x86_64) · torch 2.13.0 · 2026-12-01 · commit 1a2b3c4'
-    """
+    """The provenance a reader is shown: model, CUDA, torch, date, commit."""
     p = recording.provenance
     cuda = [f"CUDA {p['gpu']['cuda']}"] if p["gpu"] and p["gpu"]["cuda"] else []
     model = translate(RECORDED_ON).format(model=p["model"])
@@ -105,7 +89,7 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
 
 
 def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
-    """Each code cell of the page as it is now: :func:`~tensorbook_build.ledger.cell_keys`."""
+    """:func:`~tensorbook_build.ledger.cell_keys` of the page as it is now."""
     from myst_nb.core.read import read_myst_markdown_notebook
 
     text = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
@@ -169,7 +153,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             cell.append(fold)
     if app.config.language != SOURCE_LANGUAGE:
         return  # logged once, not once per edition
-    if stale:
+    if stale:  # logged, not a warning (-W): only nox -s record on that device refreshes them
         refresh = "refresh with nox -s record -- --device DEVICE"
         stale_cells = "; ".join(stale)
         logger.info(
@@ -298,19 +282,11 @@ def _outdated(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directive and the handlers."""
+    details = ('<details class="tb-recorded">', "</details>")
+    folds.add_node(app, recorded_fold, details, folds.LATEX_END)
+    summary = ('<summary class="tb-recorded-summary">', "</summary>")
+    folds.add_node(app, recorded_summary, summary, folds.LATEX_SUMMARY)
     skip = (folds.skip, None)
-    app.add_node(
-        recorded_fold,
-        html=(folds.writes('<details class="tb-recorded">'), folds.writes("</details>")),
-        latex=(folds.latex_fold_end, folds.nothing),
-        text=skip,
-    )
-    app.add_node(
-        recorded_summary,
-        html=(folds.writes('<summary class="tb-recorded-summary">'), folds.writes("</summary>")),
-        latex=folds.latex_summary,
-        text=skip,
-    )
     app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
     app.add_directive("build-status", BuildStatus)
     # before Sphinx's image collector (500), which then copies the recorded figures

@@ -1,6 +1,11 @@
-"""Sphinx adapter for :mod:`tensorbook_build.mathml`: the ``mathml`` HTML math renderer."""
+"""The ``mathml`` HTML math renderer: the pages' TeX made MathML at build time.
+
+latex2mathml converts it, so reading the math needs no script (Sphinx's MathJax, from a CDN).
+"""
 
 from __future__ import annotations
+
+import re
 
 from docutils import nodes
 from latex2mathml.converter import convert
@@ -9,10 +14,29 @@ from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
-from tensorbook_build.mathml import display_parts
 from tensorbook_build.upstream import get_node_equation_number
 
 logger = logging.getLogger(__name__)
+
+# latex2mathml lays out `split` as an aligned table but not the amsmath
+# environments that mean the same thing in a display, so those are renamed.
+_ALIGN_ENVIRONMENTS = re.compile(r"\\(begin|end)\{(?:aligned|align\*?|eqnarray\*?)\}")
+
+
+def display_parts(tex: str) -> list[str]:
+    r"""A display's equations, each as latex2mathml lays it out best.
+
+    Examples
+    --------
+    >>> display_parts(r"a &= b \\ c &= d" "\n\n" r"\begin{aligned}x\end{aligned}")
+    ['\\begin{split}a &= b \\\\ c &= d\\end{split}', '\\begin{split}x\\end{split}']
+    """
+    tex = _ALIGN_ENVIRONMENTS.sub(lambda m: rf"\{m.group(1)}{{split}}", tex)
+    parts = []
+    for part in (p for p in tex.split("\n\n") if p.strip()):
+        lines = r"\\" in part and r"\begin{" not in part
+        parts.append(r"\begin{split}" + part + r"\end{split}" if lines else part)
+    return parts
 
 
 def _convert(translator: HTML5Translator, node: nodes.Element, tex: str, display: str) -> str:

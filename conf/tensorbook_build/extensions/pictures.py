@@ -1,13 +1,9 @@
 """Sphinx adapter for :mod:`tensorbook_build.pictures`: the book's pictures, inline.
 
-* A picture's ``image/svg+xml`` output is put in the page itself (MyST-NB's plugin
-  for a MIME type, named in ``pyproject.toml``), not linked as an image file: so its
-  words are text of the page, selectable and searchable, and its ink is the page's
-  colour in either mode (``currentColor``), which an ``<img>`` cannot inherit.
-* In a translated edition, its words are the edition's (from ``sphinx.po``, where
-  ``conf/_templates/picture-wording.html`` lists them for the catalogs).
-* In the PDF, it is a TikZ drawing: the LaTeX builder takes the SVG output (it would
-  otherwise fall back to the output's text) and this writes it as LaTeX.
+A picture's SVG output is put in the page itself (a MyST-NB MIME renderer plugin, named
+in ``pyproject.toml``), not linked as an image: its words are text of the page and its
+ink the page's colour (``currentColor``). A translated edition puts its words in its
+own (``sphinx.po``); the PDF gets a TikZ drawing.
 """
 
 from __future__ import annotations

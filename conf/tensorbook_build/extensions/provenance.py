@@ -1,12 +1,7 @@
 """Sphinx adapter for :mod:`tensorbook_build.provenance`: every page's footer.
 
-* ``config-inited``: reads the commit the source is and whether the edition's PDF
-  exists (a change of either rewrites the pages, re-reading nothing);
-* ``doctree-resolved``: notes the page's device line, before a translated edition
-  puts it into its own words (a report is read by the book's maintainers);
-* ``html-page-context``: gives ``provenance.html`` (``conf/_templates``) the version,
-  the commit, where a repository is configured the page's report link, and where the
-  edition's PDF was made, a link to it.
+``conf/_templates/provenance.html`` gets the version, the commit, where a repository is
+configured the page's report link, and where the edition's PDF was made, a link to it.
 """
 
 from __future__ import annotations
@@ -37,6 +32,7 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
 
 
 def _note_device_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    # in English, before an edition translates it: a report is read by the maintainers
     for block in doctree.findall(nodes.literal_block):
         if "output" in block["classes"]:
             line = block.astext().split("\n", 1)[0]

@@ -1,26 +1,9 @@
 """Sphinx adapter: exercise solutions, folded until the reader opens them, run by the build.
 
-A solution is made of ordinary executed cells between two markers, so it runs at build
-time like every cell, and a solution that ends with a failing assertion fails the build::
-
-    ```{solution-start}
-    Solution
-    ```
-
-    ```{code-cell} ipython3
-    ...
-    assert ...
-    ```
-
-    ```{solution-end}
-    ```
-
-The start marker's content is the label the reader clicks, a translatable message like
-any paragraph. In HTML the markers become a native ``<details>`` element with that label
-as its ``<summary>``: no script and no stylesheet, so the site stays as light as it is.
-In the PDF, where nothing folds, the label is a bold line before the solution's cells.
-A start without its end (or the reverse), or a pair split across sections, stops the
-build naming the page and the line.
+A solution is the executed cells between ``{solution-start}``, whose content is the
+label the reader clicks (translated like any paragraph), and ``{solution-end}``. A start
+without its end (or the reverse), or a pair split across sections, is an error naming
+the page and the line.
 """
 
 from __future__ import annotations
@@ -101,24 +84,9 @@ def _fail(node: nodes.Node, message: str) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directives and the pairing check."""
-    app.add_node(
-        solution_start,
-        html=(folds.writes('<details class="solution">'), folds.nothing),
-        latex=(folds.nothing, folds.nothing),
-        text=(folds.skip, None),
-    )
-    app.add_node(
-        solution_summary,
-        html=(folds.writes("<summary>"), folds.writes("</summary>")),
-        latex=folds.latex_summary,
-        text=(folds.skip, None),
-    )
-    app.add_node(
-        solution_end,
-        html=(folds.writes("</details>"), folds.nothing),
-        latex=(folds.latex_fold_end, folds.nothing),
-        text=(folds.skip, None),
-    )
+    folds.add_node(app, solution_start, ('<details class="solution">', ""))
+    folds.add_node(app, solution_summary, ("<summary>", "</summary>"), folds.LATEX_SUMMARY)
+    folds.add_node(app, solution_end, ("</details>", ""), folds.LATEX_END)
     app.add_directive("solution-start", SolutionStart)
     app.add_directive("solution-end", SolutionEnd)
     app.connect("doctree-read", _check_pairs)
