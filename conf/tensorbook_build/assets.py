@@ -1,14 +1,10 @@
 """Light pages: the CSS purged of rules no page uses, the icon fonts cut to the glyphs shown.
 
-After each HTML build, :func:`purge`
-
-* leaves Font Awesome's SVG-and-JavaScript bundle, which draws what the theme's icon
-  fonts already draw, out of every page (``conf/_templates/static/webpack-macros.html``
-  filters it out of the theme's own macro) and deletes it;
-* keeps, in every stylesheet, the rules whose class and id names appear somewhere in
-  the site's HTML or JavaScript (the same rule as PurgeCSS's default extractor, so
-  classes that scripts add at run time are kept too), with their licence comments;
-* cuts the icon fonts down to the glyphs of the icons those rules still name.
+After each HTML build, :func:`purge` deletes Font Awesome's SVG-and-JavaScript bundle
+(``conf/_templates/static/webpack-macros.html`` keeps it out of the pages), keeps in
+every stylesheet the rules whose class and id names appear in the site's pages or
+scripts (PurgeCSS's default rule, so classes a script adds are kept), and cuts the
+icon fonts to the glyphs those rules still name.
 """
 
 from __future__ import annotations
@@ -57,17 +53,8 @@ def site_words(files: Iterable[Path]) -> set[str]:
     """Every word that could be a class or id name in the given pages and scripts.
 
     A script's every word; of a page, its ``class`` and ``id`` values and the scripts
-    and styles it holds, but not its prose: an English word that happens to be a class
-    name ("active", "table") keeps no rule, and so the editions keep the same rules.
-    The stylesheets a page holds inline (:data:`INLINED_STYLE`) are not its words.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     page = Path(tmp, "page.html")
-    ...     _ = page.write_text('<p class="lead" id="top">an active table</p>'
-    ...                         '<script>el.classList.add("show")</script>')
-    ...     sorted(site_words([page]))
-    ['add', 'classList', 'el', 'lead', 'show', 'top']
+    and styles it holds (but its inline stylesheets), not its prose, so that the
+    editions keep the same rules.
     """
     words: set[str] = set()
     for path in files:

@@ -1,7 +1,7 @@
-"""Reading the translations: the one reader of ``.po`` catalogs that the build uses.
+"""The build's one reader of ``.po`` catalogs, strict where Sphinx is lenient.
 
-Sphinx reads catalogs leniently (Babel prints a problem to stdout and drops the
-message, so a typo quietly turns a sentence back into English); these read them strictly.
+Sphinx's Babel prints a problem to stdout and drops the message, so a typo would
+quietly turn a sentence back into English.
 """
 
 from __future__ import annotations
@@ -27,14 +27,9 @@ def read_catalog(po_path: Path) -> Catalog:
 
 
 def translations(po_path: Path) -> dict[str, str]:
-    """A catalog's usable translations, as Sphinx uses them.
+    """A catalog's usable translations, as Sphinx uses them: not fuzzy, not empty.
 
-    Fuzzy and empty ones are left out; ``{}`` where there is no catalog.
-
-    Examples
-    --------
-    >>> translations(Path("no-such.po"))
-    {}
+    ``{}`` where there is no catalog.
     """
     if not po_path.is_file():
         return {}

@@ -16,21 +16,17 @@ from typing import Any
 import jupytext
 import nbformat
 
-FOLDER = "downloads"
-"""The folder of an edition that holds its downloads."""
+FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
-COMPARE = "reader-compare"
-"""The tag of a cell whose printed figures a download sets beside the reader's own."""
+COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
 DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without importing it
 HIDDEN = "remove-cell"
 
 
 def is_build_check(cell: Mapping[str, Any]) -> bool:
-    """Whether a cell asserts a claim about the machine that runs it.
+    """Whether a cell checks the page's claim on the build's machine.
 
-    A hidden (``remove-cell``) or ``device-dependent`` cell that asserts something checks
-    the page's claim against the build's own measurements; on a reader's machine, which
-    differs, it becomes a verdict (:func:`verdict_code`).
+    It is a hidden (``remove-cell``) or ``device-dependent`` code cell that asserts.
 
     Examples
     --------
@@ -55,16 +51,6 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
 
     ``book`` is what the book's build printed just before the check (its figures);
     ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``.
-
-    Examples
-    --------
-    >>> code = verdict_code("assert 2 < 1, [2]", "ratio 2",
-    ...                     {"measured": "Book:", "holds": "Holds.", "fails": "Fails:"})
-    >>> exec(code)
-    Book:
-    ratio 2
-    Fails:
-    [2]
     """
     return "\n".join(
         [
@@ -88,12 +74,6 @@ def install_code(wheel_url: str, version: str) -> str:
 
     It installs the wheel at ``wheel_url`` unless ``version`` is installed already, then
     stops, saying what to do, if another version is what Python imports.
-
-    Examples
-    --------
-    >>> code = install_code("https://x.org/book/wheels/t.whl", "1.2")
-    >>> 'WANTED = "1.2"' in code, '"https://x.org/book/wheels/t.whl"' in code
-    (True, True)
     """
     return textwrap.dedent(
         f"""\
@@ -159,15 +139,10 @@ def comparison_cells(
 
 
 def download_name(docname: str) -> str:
-    """The file name of a page's downloads, without its suffix.
+    """The file name of a page's downloads (``a/b``: ``tensorbook-a-b``), without its suffix.
 
-    The hyphen keeps a script from being importable, so that ``cuda.py`` beside another
-    program can never shadow NVIDIA's ``cuda`` package (it did, in this suite).
-
-    Examples
-    --------
-    >>> download_name("cuda"), download_name("a/b")
-    ('tensorbook-cuda', 'tensorbook-a-b')
+    The hyphen keeps a script from being importable: ``cuda.py`` would shadow NVIDIA's
+    ``cuda`` package.
     """
     return f"tensorbook-{docname.replace('/', '-')}"
 

@@ -1,15 +1,9 @@
 """A PDF of each edition: ``python -m tensorbook_build.pdf`` (what ``nox -s pdf`` runs).
 
-Each edition goes through Sphinx's LaTeX builder and XeLaTeX (``latexmk``), from the
-outputs the site's build executed: it reads them from the shared cache and executes
-nothing (a page whose outputs are not there stops it, saying to build the site
-first). The fonts are Debian's (FreeFont for Latin text, Noto CJK for Chinese; see
-``latex_elements`` in ``conf/conf.py``), and a PDF in which XeLaTeX found no glyph
-for a character is a failure, not a PDF with boxes in it. Each PDF is copied into
-its edition's folder of the site (:func:`tensorbook_build.settings.pdf_name`), whose
-pages link it once the site is built again, which this does too.
-
-A failure says in a few lines what failed and names the log that holds the rest.
+Sphinx's LaTeX builder and XeLaTeX (``latexmk``) make each edition's PDF from the
+outputs the site's build cached, executing nothing, in the fonts of ``latex_elements``
+(``conf/conf.py``); a character with no glyph in them is a failure. Each PDF goes into
+its edition's folder of the site, which is built again to link it.
 """
 
 from __future__ import annotations
@@ -167,8 +161,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     languages = args.languages or list(LANGUAGES)
     try:
-        # the site (from the cache, where it is current), a PDF of each edition, then the
-        # site again, whose pages now link the PDFs
         _build_site(args.site, languages)
         for language in languages:
             print(f"tensorbook_build.pdf: {build_pdf(args.site, language)}", flush=True)

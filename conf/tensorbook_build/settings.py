@@ -1,8 +1,7 @@
-"""The one place that says what the book is made of: its editions, paths, device and site.
+"""What the book is made of: its editions, paths, device and site, said once.
 
-``conf/conf.py``, the build driver, the extensions, the templates (through the page
-context) and the tests read these. Adding an edition is one line in ``EDITIONS`` and
-its catalogs in ``docs/locales/<code>/LC_MESSAGES``; nothing else names a language.
+Adding an edition is one line in ``EDITIONS`` and its catalogs in
+``docs/locales/<code>/LC_MESSAGES``; nothing else names a language.
 
 Examples
 --------
@@ -31,10 +30,7 @@ def language_tag(code: str) -> str:
 
 
 DEVICE_VARIABLE = environment.DEVICE_VARIABLE
-"""The environment variable that names the build's device, as the book's programs read it."""
-
 PROJECT = "tensorbook"
-"""The book's name, as its pages and the files around them say it."""
 
 
 @dataclass(frozen=True)
@@ -49,15 +45,11 @@ class Edition:
     name : str
         The language's name in that language, as the language switcher shows it.
     locale : str, optional
-        Open Graph's ``language_TERRITORY``; by default the code, where it has a
-        territory, else the code alone.
+        Open Graph's ``language_TERRITORY``; by default the code.
     word_splitter : str, optional
-        ``"jieba"`` for a language written without spaces between words, whose search
-        index jieba splits (Sphinx's Chinese search); by default, Sphinx's own.
+        ``"jieba"`` where jieba splits the search index's words (Sphinx's Chinese search).
     cjk : bool, optional
-        Whether the text is Chinese, Japanese or Korean, which the PDF sets with
-        full-width punctuation (every edition loads the CJK fonts: the glossary shows
-        Chinese terms in English too).
+        Whether the PDF sets the text's punctuation full width (Chinese, Japanese, Korean).
     """
 
     code: str
@@ -68,7 +60,7 @@ class Edition:
 
     @property
     def tag(self) -> str:
-        """The BCP 47 tag that HTML's ``lang`` and ``hreflang`` want."""
+        """The BCP 47 tag, for HTML's ``lang`` and ``hreflang``."""
         return language_tag(self.code)
 
     @property
@@ -84,10 +76,7 @@ EDITIONS = (
 """The book's editions, the source first; every other one is built from the catalogs."""
 
 SOURCE_LANGUAGE = EDITIONS[0].code
-"""English is the source: the pages are written in it and it executes them."""
-
 LANGUAGES = {edition.code: edition.name for edition in EDITIONS}
-"""Each edition's code and name, in the order the switcher lists them."""
 
 
 def edition(code: str) -> Edition:
@@ -122,11 +111,6 @@ class Layout:
         return self.docs / "locales"
 
     @property
-    def site_templates(self) -> Path:
-        """The templates of the files around the editions (index, 404 page)."""
-        return self.conf / "_templates" / "site"
-
-    @property
     def site(self) -> Path:
         """Where ``nox -s docs`` writes the site; its working folders sit beside it."""
         return self.root / "build" / "html"
@@ -141,7 +125,6 @@ class Layout:
 
 
 LAYOUT = Layout(Path(__file__).resolve().parents[2])
-"""This checkout's layout."""
 
 JOBS = 2
 """Pages read, and so executed, at once: the 2-core machines the book is built on run
@@ -151,24 +134,16 @@ KERNEL_THREADS = 1
 """Intra-op threads per kernel: pages run side by side, and one thread each also keeps
 float sums, and so printed digits, independent of how many cores the machine has."""
 
-
-# -- Where things are in the built site ---------------------------------------------------
-
-LOCAL_BASE_URL = "http://localhost:8000/"
-"""Where ``python -m http.server -d build/html`` serves a local build."""
-NOT_SITE_PAGES = {"search.html", "genindex.html"}
-"""Pages a search engine should not list: they have no content of their own."""
+LOCAL_BASE_URL = "http://localhost:8000/"  # where python -m http.server serves build/html
+NOT_SITE_PAGES = {"search.html", "genindex.html"}  # no content a search engine should list
 STATIC = "_static"
-"""The folder of a build's assets: files, not pages."""
-WHEELS = "wheels"
-"""The folder at the site's root that holds the reader's wheel, which downloads install."""
+WHEELS = "wheels"  # the folder at the site's root that holds the reader's wheel
 
 
 def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
     """The address the site is published at, ending in ``/``.
 
-    ``TENSORBOOK_BASE_URL`` (set by the GitHub Pages workflow), else Read the Docs'
-    ``READTHEDOCS_CANONICAL_URL``, else where a local build is served.
+    ``TENSORBOOK_BASE_URL``, else ``READTHEDOCS_CANONICAL_URL``, else a local server's.
 
     Examples
     --------
@@ -193,18 +168,12 @@ def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
 
 
 def relative_root(pagename: str) -> str:
-    """The relative path from a page up to its edition's folder.
-
-    Examples
-    --------
-    >>> relative_root("tensors"), relative_root("a/b")
-    ('', '../')
-    """
+    """The relative path from a page up to its edition's folder (``""`` or ``"../"``...)."""
     return "../" * pagename.count("/")
 
 
 def pdf_name(language: str) -> str:
-    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder."""
+    """The name of an edition's PDF in its folder."""
     return f"{PROJECT}-{language}.pdf"
 
 

@@ -1,10 +1,7 @@
-"""Sphinx adapter for :mod:`tensorbook_build.downloads`.
+"""Sphinx adapter for :mod:`tensorbook_build.downloads`: the article header's links.
 
-It writes each chapter's notebook and script into ``<edition>/downloads/``, in the
-edition's language, and gives the article header its links
-(``conf/_templates/downloads.html``). The notebook's words come from
-``conf/_templates/downloads-intro.html`` and ``downloads-compare.html``, translated like
-the theme's.
+:func:`write_downloads` writes each chapter's notebook and script, in the edition's
+language; their words come from ``conf/_templates/downloads-*.html``, like the theme's.
 """
 
 from __future__ import annotations
