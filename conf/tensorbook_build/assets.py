@@ -71,11 +71,7 @@ def site_words(files: Iterable[Path]) -> set[str]:
 
 
 def site_scripts(static: Path) -> list[Path]:
-    """The scripts of an edition's ``static`` folder whose words may name a class.
-
-    A translated edition's ``translations.js`` is Sphinx's catalog of English messages,
-    not code: its words would keep rules in that edition only.
-    """
+    """The scripts of an edition's ``static`` folder, but ``translations.js`` (a catalog)."""
     return [p for p in static.rglob("*.js") if p.is_file() and p.name != "translations.js"]
 
 
@@ -110,10 +106,7 @@ class SelectorFilter:
         return name in self.words or name.startswith(self.prefixes)
 
     def wanted(self, css: str) -> list[str]:
-        """The names in ``css`` that the site has: all that a purge of ``css`` depends on.
-
-        A prose edit that adds words but no class name gets the same purge.
-        """
+        """The names in ``css`` that the site has: all that a purge of ``css`` depends on."""
         return sorted({n for n in _NAME_IN_SELECTOR.findall(css) if self._has(n)})
 
 
@@ -221,10 +214,10 @@ class Made:
 
 
 def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
-    """Purge every stylesheet and cut the icon fonts of one built edition.
+    """Purge every stylesheet and cut the icon fonts of one built edition, as the module says.
 
-    ``cache`` is a folder where the results are kept for later builds and the other
-    editions. Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
+    ``cache`` keeps the results for later builds and the other editions. Returns
+    ``{file: (bytes before, bytes after)}`` for the files it changed.
     """
     static = outdir / STATIC
     sizes: dict[str, tuple[int, int]] = {}

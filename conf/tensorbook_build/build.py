@@ -83,8 +83,8 @@ def gettext_command(
 ) -> list[str]:
     """Extract the English messages into ``pot_dir`` (one .pot per page), executing nothing.
 
-    Unexecuted cells have no lexer and glued figures no value; neither is extracted,
-    so their warnings are suppressed.
+    Unexecuted cells have no lexer and glued figures no value: no matter, for neither is
+    extracted.
     """
     command = _sphinx(
         "gettext",
@@ -99,9 +99,8 @@ def gettext_command(
 def catalog_update_command(pot_dir: Path, locale_dir: Path, language: str) -> list[str]:
     """Merge freshly extracted messages into one language's catalogs, with sphinx-intl.
 
-    A changed message keeps its old translation, fuzzy; a message the English no longer
-    has is removed, not kept as ``#~``. Each message is one line, so a diff shows whole
-    sentences.
+    A changed message keeps its old translation, fuzzy; one the English no longer has is
+    removed, not kept as ``#~``; each is one line, so a diff shows whole sentences.
     """
     # the locale folder given, which sphinx-intl would otherwise read relative to conf/
     update = ["-m", "sphinx_intl", "update", "--no-obsolete", "--line-width", "0"]
@@ -110,10 +109,7 @@ def catalog_update_command(pot_dir: Path, locale_dir: Path, language: str) -> li
 
 
 def executed_pages(cache_dir: Path) -> dict[int, str]:
-    """The jupyter-cache records under ``cache_dir``: record id to page file name.
-
-    The ids new after a build name the pages it executed.
-    """
+    """The jupyter-cache records under ``cache_dir``: record id (new ones, new pages) to page."""
     if not cache_dir.exists():
         return {}
     from jupyter_cache import get_cache
@@ -216,8 +212,7 @@ def build_site(
 ) -> list[EditionBuild]:
     """Build the editions into ``site/<language>``, then the files around them.
 
-    ``device`` is as :func:`tensorbook.device.choose_device` resolved it. With
-    ``capture``, each edition's output is returned instead of printed. Stops at the
+    With ``capture``, each edition's output is returned instead of printed. Stops at the
     first edition that fails, and returns what was built, the failure last.
 
     Raises

@@ -27,10 +27,7 @@ def read_catalog(po_path: Path) -> Catalog:
 
 
 def translations(po_path: Path) -> dict[str, str]:
-    """A catalog's usable translations, as Sphinx uses them: not fuzzy, not empty.
-
-    ``{}`` where there is no catalog.
-    """
+    """A catalog's translations as Sphinx uses them (not fuzzy, not empty); ``{}`` for none."""
     if not po_path.is_file():
         return {}
     return {
@@ -43,8 +40,7 @@ def translations(po_path: Path) -> dict[str, str]:
 def catalog_errors(po_path: Path) -> list[str]:
     """``file:line: problem`` for each problem that makes a catalog unreadable, or [].
 
-    Lines are checked first, as msgfmt would (a string missing its closing quote, a
-    msgstr with no msgid, a msgid with no msgstr), then Babel reads the whole file.
+    Lines are checked first, as msgfmt would, then Babel reads the whole file.
     """
     try:
         lines = po_path.read_text(encoding="utf-8").splitlines()

@@ -30,9 +30,6 @@ def is_build_check(cell: Mapping[str, Any]) -> bool:
 
     Examples
     --------
-    >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2",
-    ...                 "metadata": {"tags": ["remove-cell"]}})
-    True
     >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2", "metadata": {}})
     False
     """
@@ -52,21 +49,19 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
     ``book`` is what the book's build printed just before the check (its figures);
     ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``.
     """
-    return "\n".join(
-        [
-            "# In the book, this cell is the build's own check of what the page says. Here it",
-            "# is a verdict for this machine: it says whether the claim holds, and never stops.",
-            f"print({words['measured']!r})",
-            f"print({book!r})",
-            "try:",
-            textwrap.indent(source, "    "),
-            "except AssertionError as error:",
-            f"    print({words['fails']!r})",
-            '    print(str(error) or "(the check gave no figures)")',
-            "else:",
-            f"    print({words['holds']!r})",
-        ]
-    )
+    body = textwrap.indent(source, "    ")
+    return f"""\
+# In the book, this cell is the build's own check of what the page says. Here it
+# is a verdict for this machine: it says whether the claim holds, and never stops.
+print({words["measured"]!r})
+print({book!r})
+try:
+{body}
+except AssertionError as error:
+    print({words["fails"]!r})
+    print(str(error) or "(the check gave no figures)")
+else:
+    print({words["holds"]!r})"""
 
 
 def install_code(wheel_url: str, version: str) -> str:
@@ -203,12 +198,10 @@ def notebook_for(
     checks: Mapping[str, str] | None = None,
     verdict_words: Mapping[str, str] | None = None,
 ) -> nbformat.NotebookNode:
-    """The page as a notebook.
+    """The page as a notebook: ``intro``, ``install``, the page, then ``closing``.
 
-    It opens with ``intro`` (its title, and how to install what it imports) and the
-    ``install`` code, ending with the ``closing`` cells; with ``messages`` (a catalog), its
-    prose in that language. Each build check (:func:`is_build_check`) becomes a verdict
-    (:func:`verdict_code`), with what the book printed before it from ``checks`` (keyed by
+    With ``messages`` (a catalog), its prose is in that language. Each build check
+    becomes a verdict, with what the book printed before it from ``checks`` (keyed by
     the check's stripped source).
     """
     notebook: nbformat.NotebookNode = jupytext.read(source, fmt="md:myst")
@@ -246,11 +239,7 @@ def notebook_for(
 
 
 def script_for(notebook: nbformat.NotebookNode) -> str:
-    """The notebook as a py:percent script that runs from top to bottom.
-
-    A cell that fails on purpose (tagged ``raises-exception``) prints its error instead
-    of stopping the script, since the page teaches that error and goes on.
-    """
+    """The notebook as a py:percent script; a cell tagged ``raises-exception`` prints its error."""
     copy = nbformat.from_dict(notebook)
     for cell in copy.cells:
         if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):

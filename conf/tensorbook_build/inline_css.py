@@ -47,11 +47,7 @@ def _local(address: str) -> bool:
 
 
 def stylesheet_text(sheet: Path, page_folder: Path, seen: tuple[Path, ...] = ()) -> str:
-    """A stylesheet's text as a page in ``page_folder`` can hold it in ``<style>``.
-
-    Its ``@import``s are replaced by what they import, and its relative ``url()``s
-    point from the page's folder instead of the stylesheet's.
-    """
+    """A stylesheet's text, ``@import``s taken in, relative to a page in ``page_folder``."""
     if sheet in seen:
         msg = f"{sheet} imports itself (through {', '.join(p.name for p in seen)})"
         raise ValueError(msg)
@@ -124,10 +120,9 @@ def _rewrite_head(head: str, page: Path, outdir: Path, keep: SelectorFilter, mad
 
 
 def inline_stylesheets(outdir: Path, cache: Path | None = None) -> int:
-    """Rewrite every page of one built edition as the module says.
+    """Rewrite every page of one built edition as the module says; how many changed.
 
-    ``cache`` is a folder where the cut stylesheets are kept for later builds and the
-    other editions. Returns how many pages changed.
+    ``cache`` keeps the cut stylesheets for later builds and the other editions.
     """
     script_words = site_words(site_scripts(outdir / STATIC))
     made = Made(cache)

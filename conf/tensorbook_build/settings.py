@@ -23,45 +23,24 @@ from urllib.parse import urlsplit
 
 from tensorbook import environment
 
-
-def language_tag(code: str) -> str:
-    """Gettext's spelling of a language (``pt_BR``) as HTML's (``pt-BR``)."""
-    return code.replace("_", "-")
-
-
 DEVICE_VARIABLE = environment.DEVICE_VARIABLE
 PROJECT = "tensorbook"
 
 
 @dataclass(frozen=True)
 class Edition:
-    """One edition of the book.
+    """One edition of the book."""
 
-    Parameters
-    ----------
-    code : str
-        gettext's name of the language (``en``, ``pt_BR``): the edition's folder
-        in the site and in ``docs/locales``.
-    name : str
-        The language's name in that language, as the language switcher shows it.
-    locale : str, optional
-        Open Graph's ``language_TERRITORY``; by default the code.
-    word_splitter : str, optional
-        ``"jieba"`` where jieba splits the search index's words (Sphinx's Chinese search).
-    cjk : bool, optional
-        Whether the PDF sets the text's punctuation full width (Chinese, Japanese, Korean).
-    """
-
-    code: str
-    name: str
-    locale: str = ""
-    word_splitter: str = ""
-    cjk: bool = False
+    code: str  # gettext's (en, pt_BR): the edition's folder in the site and docs/locales
+    name: str  # the language's name in that language, as the switcher shows it
+    locale: str = ""  # Open Graph's language_TERRITORY, where the code is not one
+    word_splitter: str = ""  # "jieba" where jieba splits the search index's words
+    cjk: bool = False  # whether the PDF sets the punctuation full width
 
     @property
     def tag(self) -> str:
-        """The BCP 47 tag, for HTML's ``lang`` and ``hreflang``."""
-        return language_tag(self.code)
+        """The BCP 47 tag (``pt-BR``), for HTML's ``lang`` and ``hreflang``."""
+        return self.code.replace("_", "-")
 
     @property
     def og_locale(self) -> str:
@@ -84,36 +63,16 @@ def edition(code: str) -> Edition:
     return {candidate.code: candidate for candidate in EDITIONS}[code]
 
 
-@dataclass(frozen=True)
 class Layout:
-    """Where things are in a checkout (or in a copy of one), relative to its root."""
+    """Where things are in a checkout (or in a copy of one), below its ``root``."""
 
-    root: Path
-
-    @property
-    def docs(self) -> Path:
-        """The pages."""
-        return self.root / "docs"
-
-    @property
-    def conf(self) -> Path:
-        """Sphinx's configuration folder (``sphinx-build -c conf``)."""
-        return self.root / "conf"
-
-    @property
-    def src(self) -> Path:
-        """The folder that holds the ``tensorbook`` package the pages run."""
-        return self.root / "src"
-
-    @property
-    def locales(self) -> Path:
-        """The catalogs: ``<language>/LC_MESSAGES/<page>.po``."""
-        return self.docs / "locales"
-
-    @property
-    def site(self) -> Path:
-        """Where ``nox -s docs`` writes the site; its working folders sit beside it."""
-        return self.root / "build" / "html"
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.docs = root / "docs"  # the pages
+        self.conf = root / "conf"  # Sphinx's configuration folder (sphinx-build -c conf)
+        self.src = root / "src"  # the folder of the tensorbook package the pages run
+        self.locales = self.docs / "locales"  # <language>/LC_MESSAGES/<page>.po
+        self.site = root / "build" / "html"  # nox -s docs's site; its working folders beside
 
     def catalogs(self, language: str) -> Path:
         """The folder of one language's catalogs."""

@@ -46,10 +46,7 @@ class _LocalEdition:
 
 
 def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> None:
-    """Write ``site/sitemap.xml``: every page of every edition, its translations as alternates.
-
-    There is no robots.txt: crawlers read one only at a domain's root.
-    """
+    """Write ``site/sitemap.xml``: every page of every edition, its translations as alternates."""
     tags = {e.code: e.tag for e in editions}
     pages = {
         code: [p for p in site_pages(site / code) if Path(p).name not in NOT_SITE_PAGES]
@@ -103,10 +100,7 @@ def write_site_files(
     editions: Iterable[Edition] = EDITIONS,
     layout: Layout = LAYOUT,
 ) -> None:
-    """Write the front door (``index.html``), ``404.html``, ``sitemap.xml`` and the wheel.
-
-    The wheel (:func:`write_wheel`) is built from ``layout``'s sources.
-    """
+    """Write the front door (``index.html``), ``404.html``, ``sitemap.xml`` and the wheel."""
     editions = list(editions)
     local = []
     for e in editions:

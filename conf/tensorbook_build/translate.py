@@ -43,10 +43,7 @@ class StaleMessage:
 
 
 def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
-    """What is wrong inside one catalog.
-
-    With ``english`` (the page's messages), also those it lacks and those no longer there.
-    """
+    """What is wrong inside one catalog, and, given the page's ``english``, beside it."""
     catalog = read_catalog(po_path)
     problems = []
     for message in catalog:

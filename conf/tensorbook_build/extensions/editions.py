@@ -106,11 +106,7 @@ def _chinese_search() -> type:
 
 
 class UntranslatedMessages(SphinxTransform):
-    """Warn, at its place in the page, about each message the catalogs leave untranslated.
-
-    It runs just before Sphinx's Locale transform, and as it does, counts an empty or
-    fuzzy translation as none.
-    """
+    """Warn, at its place, of each message without a translation (empty or fuzzy: none)."""
 
     default_priority = 19  # Locale, which replaces the messages, is 20
 

@@ -39,9 +39,7 @@ def _preamble(app: Sphinx, config: Config) -> None:
 class LiftChapters(SphinxPostTransform):
     """Each page a chapter of the PDF, not a section of the root page's "Chapters".
 
-    The LaTeX builder puts the pages where the root page's toctree is, inside its
-    "Chapters" section, so their titles would be sections of one chapter. Each moves
-    out, after that section, among the root page's own sections: the PDF's chapters.
+    The pages move out of the section that holds the root page's toctree, after it.
     """
 
     default_priority = 900
