@@ -332,14 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     try:
         device = choose_device(args.device, given_by="--device", default="cpu").device
-    except (ValueError, DeviceUnavailableError) as error:
-        print(f"tensorbook_build: {error}", file=sys.stderr)
-        return 2
-    try:
         results = build_site(args.site, args.languages, device=device, extra=extra)
-    except BuildBusyError as error:
+    except (ValueError, DeviceUnavailableError, BuildBusyError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
-        return 3
+        return 3 if isinstance(error, BuildBusyError) else 2
     failed = [r for r in results if r.returncode != 0]
     if failed:
         print(f"tensorbook_build: the {failed[0].language} edition failed", file=sys.stderr)
