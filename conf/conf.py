@@ -13,8 +13,7 @@ copyright = "2026, the tensorbook authors"
 release = importlib.metadata.version("tensorbook")  # the one version, in src/tensorbook
 
 # -- Editions -----------------------------------------------------------------------------
-# The languages are listed in tensorbook_build.settings; the editions extension refuses
-# any other. `-D language=xx` builds a translation from docs/locales/xx.
+# `-D language=xx` builds a translation (the languages: tensorbook_build.settings)
 language = SOURCE_LANGUAGE
 locale_dirs = ["locales/"]  # relative to docs/, where the catalogs live with the content
 gettext_compact = False  # one catalog per page
@@ -61,9 +60,8 @@ nb_execution_mode = "cache"
 # on, and tensorbook_build.extensions.outputs adds the page, cell and line (-W fails it).
 nb_execution_raise_on_error = False
 nb_execution_show_tb = False
-# Per cell, in seconds. The slowest cell trains a network for 500 steps, well under a
-# second on two CPU cores; two minutes only catches a kernel that hangs, while leaving
-# a loaded CI machine room to be slow.
+# Per cell, in seconds. The slowest cell takes under a second on two CPU cores: two
+# minutes only catches a kernel that hangs, leaving a loaded CI machine room to be slow.
 nb_execution_timeout = 120
 # A page prints to stderr only when something unplanned happened (a deprecation, a
 # fallback); under -W that fails the build instead of publishing the noise.
@@ -78,12 +76,9 @@ myst_heading_anchors = 3
 html_theme = "sphinx_book_theme"
 html_title = "tensorbook"
 html_favicon = "_static/favicon.svg"
-# Absolute addresses for the canonical link, the sitemap and the social card: the
-# workflows set TENSORBOOK_BASE_URL (Read the Docs gives its own); a local build
-# says where python -m http.server serves it.
+# for the canonical links, the sitemap and the social card
 tensorbook_base_url = site_base_url()
-# What a page says about itself to social sites and search engines (sphinxext-opengraph);
-# each edition's address and og:locale are set by tensorbook_build.extensions.editions.
+# each edition's address and og:locale are set by tensorbook_build.extensions.editions
 ogp_image = "_static/social-card.png"
 ogp_image_alt = "tensorbook: PyTorch from the ground up"
 ogp_type = "article"

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tensorbook_build.settings import language_tag
+from tensorbook_build.settings import edition
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tests.support.browser import PAGE_BUDGET, launch, visit
 from tests.support.server import serve
@@ -127,7 +127,7 @@ def test_page_loads_clean(context, served, language, name):
     assert record.problems() == []
     assert page.evaluate(FAVICON_CHECK) == ""
     assert page.evaluate(BROKEN_IMAGES) == []
-    assert page.evaluate("document.documentElement.lang") == language_tag(language)
+    assert page.evaluate("document.documentElement.lang") == edition(language).tag
     assert record.counted_bytes <= PAGE_BUDGET, (
         f"{name}: {record.counted_bytes} bytes of CSS, JS and fonts: {record.bytes_by_kind}"
     )
@@ -234,10 +234,10 @@ def test_dark_mode_toggle_is_remembered_across_pages(context, served):
 def test_language_switcher_lands_on_the_same_page(context, served, name):
     page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/{name}.html")
     for language in [*(lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE), SOURCE_LANGUAGE]:
-        page.locator(f".tb-language-switcher a[hreflang='{language_tag(language)}']").click()
+        page.locator(f".tb-language-switcher a[hreflang='{edition(language).tag}']").click()
         page.wait_for_load_state("load")
         assert urlsplit(page.url).path == f"{urlsplit(served.base_url).path}{language}/{name}.html"
-        assert page.evaluate("document.documentElement.lang") == language_tag(language)
+        assert page.evaluate("document.documentElement.lang") == edition(language).tag
 
 
 @pytest.mark.parametrize("missing", ["en/no-such-page.html", "zh_CN/a/b/c.html", "nothing-here"])

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tensorbook_build.links import broken_links
-from tensorbook_build.settings import LOCAL_BASE_URL, language_tag
+from tensorbook_build.settings import LOCAL_BASE_URL, edition
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, readme_command
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
@@ -97,7 +97,7 @@ def test_sitemap_lists_every_page_of_every_edition_with_its_translations(built_b
             assert loc in urls, loc
             alternates = {a.get("hreflang"): a.get("href") for a in urls[loc].findall("x:link", ns)}
             assert alternates == {
-                language_tag(other): f"{LOCAL_BASE_URL}{other}/{page}.html" for other in LANGUAGES
+                edition(other).tag: f"{LOCAL_BASE_URL}{other}/{page}.html" for other in LANGUAGES
             }
     assert not [u for u in urls if re.search(r"/(search|genindex)\.html$", u)]
 

@@ -1,5 +1,4 @@
-"""How tensorbook is built: settings, execution, rendering and publishing.
+"""How tensorbook is built (``conf/README.md`` lists the modules in the build's order).
 
-The maintainer's guide, ``conf/README.md``, lists the modules in the order of the build.
 This ``__init__`` imports nothing, so that reading the settings stays cheap.
 """

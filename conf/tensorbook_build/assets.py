@@ -1,14 +1,10 @@
 """Light pages: the CSS purged of rules no page uses, the icon fonts cut to the glyphs shown.
 
-After each HTML build, :func:`purge`
-
-* leaves Font Awesome's SVG-and-JavaScript bundle, which draws what the theme's icon
-  fonts already draw, out of every page (``conf/_templates/static/webpack-macros.html``
-  filters it out of the theme's own macro) and deletes it;
-* keeps, in every stylesheet, the rules whose class and id names appear somewhere in
-  the site's HTML or JavaScript (the same rule as PurgeCSS's default extractor, so
-  classes that scripts add at run time are kept too), with their licence comments;
-* cuts the icon fonts down to the glyphs of the icons those rules still name.
+After each HTML build, :func:`purge` deletes Font Awesome's SVG-and-JavaScript bundle
+(``conf/_templates/static/webpack-macros.html`` keeps it out of the pages), keeps in
+every stylesheet the rules whose class and id names appear in the site's pages or
+scripts (PurgeCSS's default rule, so classes a script adds are kept), and cuts the
+icon fonts to the glyphs those rules still name.
 """
 
 from __future__ import annotations
@@ -57,17 +53,8 @@ def site_words(files: Iterable[Path]) -> set[str]:
     """Every word that could be a class or id name in the given pages and scripts.
 
     A script's every word; of a page, its ``class`` and ``id`` values and the scripts
-    and styles it holds, but not its prose: an English word that happens to be a class
-    name ("active", "table") keeps no rule, and so the editions keep the same rules.
-    The stylesheets a page holds inline (:data:`INLINED_STYLE`) are not its words.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     page = Path(tmp, "page.html")
-    ...     _ = page.write_text('<p class="lead" id="top">an active table</p>'
-    ...                         '<script>el.classList.add("show")</script>')
-    ...     sorted(site_words([page]))
-    ['add', 'classList', 'el', 'lead', 'show', 'top']
+    and styles it holds (but its inline stylesheets), not its prose, so that the
+    editions keep the same rules.
     """
     words: set[str] = set()
     for path in files:
@@ -84,11 +71,7 @@ def site_words(files: Iterable[Path]) -> set[str]:
 
 
 def site_scripts(static: Path) -> list[Path]:
-    """The scripts of an edition's ``static`` folder whose words may name a class.
-
-    A translated edition's ``translations.js`` is Sphinx's catalog of English messages,
-    not code: its words would keep rules in that edition only.
-    """
+    """The scripts of an edition's ``static`` folder, but ``translations.js`` (a catalog)."""
     return [p for p in static.rglob("*.js") if p.is_file() and p.name != "translations.js"]
 
 
@@ -123,10 +106,7 @@ class SelectorFilter:
         return name in self.words or name.startswith(self.prefixes)
 
     def wanted(self, css: str) -> list[str]:
-        """The names in ``css`` that the site has: all that a purge of ``css`` depends on.
-
-        A prose edit that adds words but no class name gets the same purge.
-        """
+        """The names in ``css`` that the site has: all that a purge of ``css`` depends on."""
         return sorted({n for n in _NAME_IN_SELECTOR.findall(css) if self._has(n)})
 
 
@@ -234,10 +214,10 @@ class Made:
 
 
 def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]:
-    """Purge every stylesheet and cut the icon fonts of one built edition.
+    """Purge every stylesheet and cut the icon fonts of one built edition, as the module says.
 
-    ``cache`` is a folder where the results are kept for later builds and the other
-    editions. Returns ``{file: (bytes before, bytes after)}`` for the files it changed.
+    ``cache`` keeps the results for later builds and the other editions. Returns
+    ``{file: (bytes before, bytes after)}`` for the files it changed.
     """
     static = outdir / STATIC
     sizes: dict[str, tuple[int, int]] = {}

@@ -1,20 +1,8 @@
 """The build driver: ``python -m tensorbook_build`` (what ``nox -s docs`` runs).
 
-It runs Sphinx once per edition. The source edition executes the pages; once it has
-finished, every output is in the shared cache, and the translations are built from
-it, side by side, executing nothing. An edition none of whose inputs changed since it
-was last built (:func:`edition_fingerprint`) is not built again. One build at a time
-writes into a build folder: a second one stops at once, saying which build holds it.
-A build folder (``build/`` for ``nox -s docs``) holds::
-
-    html/                 the site: index.html (choose a language), one folder per
-                          edition, 404.html and sitemap.xml (tensorbook_build.site)
-    doctrees/<language>/  Sphinx's pickled pages, one environment per edition
-    jupyter_execute/<language>/  the executed notebooks and their images
-    .jupyter_cache/       executed outputs, shared by the editions
-    fingerprints/<language>  what each edition was last built from
-    light-assets/, inline-css/  purged stylesheets and fonts, shared by the editions
-    .build.lock           held by the build that is writing here
+It runs Sphinx once per edition: the source edition executes the pages, and the
+translations, side by side, read every output from the shared cache. An edition whose
+inputs did not change since its last build (:func:`edition_fingerprint`) is not built.
 """
 
 from __future__ import annotations
@@ -70,11 +58,9 @@ def sphinx_command(
     extra: Sequence[str] = (),
     builder: str = "html",
 ) -> list[str]:
-    """The sphinx-build command line of one edition.
+    """The sphinx-build command line of one edition, into ``site/<language>``.
 
-    Build one edition into ``site/<language>``, pages read in parallel, executed outputs
-    cached beside the site for all editions. Another ``builder`` (``latex``) writes into
-    ``<build>/<builder>/<language>`` and keeps its pickled pages apart from the site's.
+    Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>``.
     """
     work = site.parent
     out = site / language if builder == "html" else work / builder / language
@@ -95,12 +81,10 @@ def sphinx_command(
 def gettext_command(
     pot_dir: Path, *, docs: Path = LAYOUT.docs, conf: Path = LAYOUT.conf
 ) -> list[str]:
-    """Extract the English messages into ``pot_dir`` (one .pot per page).
+    """Extract the English messages into ``pot_dir`` (one .pot per page), executing nothing.
 
-    Nothing is executed: outputs are never translated, so the catalogs only need
-    the prose, and extraction stays a matter of seconds. Unexecuted cells carry no
-    kernel language, so their lexer is unknown, and a glued figure has no output to take
-    its value from; no matter, since neither code nor values are extracted.
+    Unexecuted cells have no lexer and glued figures no value: no matter, for neither is
+    extracted.
     """
     command = _sphinx(
         "gettext",
@@ -115,22 +99,17 @@ def gettext_command(
 def catalog_update_command(pot_dir: Path, locale_dir: Path, language: str) -> list[str]:
     """Merge freshly extracted messages into one language's catalogs, with sphinx-intl.
 
-    A changed message keeps its old translation marked fuzzy, a new one arrives empty,
-    and a message the English no longer has is removed rather than kept as ``#~``. The
-    locale folder is always given (sphinx-intl would read it relative to ``conf/``), and
-    each message is one line, so that a diff shows whole sentences.
+    A changed message keeps its old translation, fuzzy; one the English no longer has is
+    removed, not kept as ``#~``; each is one line, so a diff shows whole sentences.
     """
+    # the locale folder given, which sphinx-intl would otherwise read relative to conf/
     update = ["-m", "sphinx_intl", "update", "--no-obsolete", "--line-width", "0"]
     where = ["--pot-dir", str(pot_dir), "--locale-dir", str(locale_dir)]
     return [sys.executable, *update, *where, "--language", language]
 
 
 def executed_pages(cache_dir: Path) -> dict[int, str]:
-    """The jupyter-cache records under ``cache_dir``: record id to page file name.
-
-    A build that executed a page added a record for it, so the ids that are new
-    after a build name the pages it executed.
-    """
+    """The jupyter-cache records under ``cache_dir``: record id (new ones, new pages) to page."""
     if not cache_dir.exists():
         return {}
     from jupyter_cache import get_cache
@@ -146,8 +125,7 @@ class BuildBusyError(RuntimeError):
 def build_lock(work: Path) -> Iterator[None]:
     """Hold ``work`` for this build, or raise :class:`BuildBusyError` at once.
 
-    The lock is the operating system's, on ``work/.build.lock``: it goes with the
-    process that held it, however that process ended, so it is never left stale.
+    The lock is ``flock`` on ``work/.build.lock``: it ends with its process, never stale.
     """
     work.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(work / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -182,10 +160,9 @@ def edition_fingerprint(
 ) -> str:
     """A hash of everything an edition is built from.
 
-    The sphinx-build command, every file of the pages (the source edition leaves the
-    catalogs out), of ``conf/`` and of ``src/``, the Python and every installed
-    distribution's version, the base URL the site is published at, the repository it
-    reports to, and the commit its footers name.
+    The command, the files of ``docs/`` (but the catalogs, for the source edition),
+    ``conf/`` and ``src/``, the installed versions, the base URL, the repository the
+    pages report to and the commit their footers name.
     """
     digest = hashlib.sha256()
     digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
@@ -235,12 +212,8 @@ def build_site(
 ) -> list[EditionBuild]:
     """Build the editions into ``site/<language>``, then the files around them.
 
-    The source edition, when wanted, runs first and executes the pages; the
-    translations then run side by side and read every output from the cache, all on
-    ``device`` as :func:`tensorbook.device.choose_device` resolved it. Without
-    ``capture`` each edition prints as it goes (the translations' output follows one
-    another); with it, each edition's output is returned. Stops at the first edition
-    that fails, and returns what was built, the failure last.
+    With ``capture``, each edition's output is returned instead of printed. Stops at the
+    first edition that fails, and returns what was built, the failure last.
 
     Raises
     ------
@@ -262,13 +235,12 @@ def build_site(
         ready = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "outputs-ready"
 
         def start(code: str) -> list[EditionBuild]:
-            """Start ``code``'s Sphinx into ``running``, or say its inputs did not change."""
             command = sphinx_command(
                 site, language=code, device=device, docs=layout.docs, conf=layout.conf, extra=extra
             )
             stamp = site.parent / "fingerprints" / code
             fingerprint = edition_fingerprint(command, layout, code, environment)
-            # the pages link the edition's PDF where one was made (tensorbook_build.pdf)
+            # the pages link the edition's PDF where one was made
             fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
             current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
             forced = _FORCING.intersection(extra)
@@ -281,8 +253,7 @@ def build_site(
             launched = dict(environment)
             if code == SOURCE_LANGUAGE:
                 launched[OUTPUTS_READY_VARIABLE] = str(ready)
-                # its kernels are forked from a server the driver starts with its Sphinx,
-                # so that the server's imports overlap Sphinx's start
+                # the kernels' fork server starts with Sphinx, so their imports overlap
                 if _FRESH_KERNELS not in extra:
                     kernels = {**environment, **kernel_environment(device, layout.src)}
                     server = forkserver.running(layout.docs, kernels, sys.executable)
@@ -298,9 +269,8 @@ def build_site(
             source = list(running)
             if source:
                 launch.prepare(layout.conf, translations)  # for the translations it forks
-            # The translations read every output from the cache, executing nothing: they
-            # start once the source edition has them all there (it says so), while it is
-            # still writing its pages; or once it has ended, if it ended first.
+            # the translations start once the source edition says every output is cached
+            # (while it writes its pages), or once it has ended
             while not ready.exists() and any(s.process.poll() is None for s in source):
                 time.sleep(0.05)
             if all(s.process.poll() in (None, 0) for s in source):
@@ -327,7 +297,7 @@ def build_site(
 
 @dataclass
 class _Started:
-    """An edition's Sphinx, started, and what its build folder records once it succeeds."""
+    """An edition's Sphinx, started, and the fingerprint to record once it succeeds."""
 
     language: str
     process: launch.Forked | subprocess.Popen[str]
@@ -362,14 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     try:
         device = choose_device(args.device, given_by="--device", default="cpu").device
-    except (ValueError, DeviceUnavailableError) as error:
-        print(f"tensorbook_build: {error}", file=sys.stderr)
-        return 2
-    try:
         results = build_site(args.site, args.languages, device=device, extra=extra)
-    except BuildBusyError as error:
+    except (ValueError, DeviceUnavailableError, BuildBusyError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
-        return 3
+        return 3 if isinstance(error, BuildBusyError) else 2
     failed = [r for r in results if r.returncode != 0]
     if failed:
         print(f"tensorbook_build: the {failed[0].language} edition failed", file=sys.stderr)

@@ -1,7 +1,7 @@
-"""Reading the translations: the one reader of ``.po`` catalogs that the build uses.
+"""The build's one reader of ``.po`` catalogs, strict where Sphinx is lenient.
 
-Sphinx reads catalogs leniently (Babel prints a problem to stdout and drops the
-message, so a typo quietly turns a sentence back into English); these read them strictly.
+Sphinx's Babel prints a problem to stdout and drops the message, so a typo would
+quietly turn a sentence back into English.
 """
 
 from __future__ import annotations
@@ -27,15 +27,7 @@ def read_catalog(po_path: Path) -> Catalog:
 
 
 def translations(po_path: Path) -> dict[str, str]:
-    """A catalog's usable translations, as Sphinx uses them.
-
-    Fuzzy and empty ones are left out; ``{}`` where there is no catalog.
-
-    Examples
-    --------
-    >>> translations(Path("no-such.po"))
-    {}
-    """
+    """A catalog's translations as Sphinx uses them (not fuzzy, not empty); ``{}`` for none."""
     if not po_path.is_file():
         return {}
     return {
@@ -48,8 +40,7 @@ def translations(po_path: Path) -> dict[str, str]:
 def catalog_errors(po_path: Path) -> list[str]:
     """``file:line: problem`` for each problem that makes a catalog unreadable, or [].
 
-    Lines are checked first, as msgfmt would (a string missing its closing quote, a
-    msgstr with no msgid, a msgid with no msgstr), then Babel reads the whole file.
+    Lines are checked first, as msgfmt would, then Babel reads the whole file.
     """
     try:
         lines = po_path.read_text(encoding="utf-8").splitlines()

@@ -16,27 +16,20 @@ from typing import Any
 import jupytext
 import nbformat
 
-FOLDER = "downloads"
-"""The folder of an edition that holds its downloads."""
+FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
-COMPARE = "reader-compare"
-"""The tag of a cell whose printed figures a download sets beside the reader's own."""
+COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
 DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without importing it
 HIDDEN = "remove-cell"
 
 
 def is_build_check(cell: Mapping[str, Any]) -> bool:
-    """Whether a cell asserts a claim about the machine that runs it.
+    """Whether a cell checks the page's claim on the build's machine.
 
-    A hidden (``remove-cell``) or ``device-dependent`` cell that asserts something checks
-    the page's claim against the build's own measurements; on a reader's machine, which
-    differs, it becomes a verdict (:func:`verdict_code`).
+    It is a hidden (``remove-cell``) or ``device-dependent`` code cell that asserts.
 
     Examples
     --------
-    >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2",
-    ...                 "metadata": {"tags": ["remove-cell"]}})
-    True
     >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2", "metadata": {}})
     False
     """
@@ -55,32 +48,20 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
 
     ``book`` is what the book's build printed just before the check (its figures);
     ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``.
-
-    Examples
-    --------
-    >>> code = verdict_code("assert 2 < 1, [2]", "ratio 2",
-    ...                     {"measured": "Book:", "holds": "Holds.", "fails": "Fails:"})
-    >>> exec(code)
-    Book:
-    ratio 2
-    Fails:
-    [2]
     """
-    return "\n".join(
-        [
-            "# In the book, this cell is the build's own check of what the page says. Here it",
-            "# is a verdict for this machine: it says whether the claim holds, and never stops.",
-            f"print({words['measured']!r})",
-            f"print({book!r})",
-            "try:",
-            textwrap.indent(source, "    "),
-            "except AssertionError as error:",
-            f"    print({words['fails']!r})",
-            '    print(str(error) or "(the check gave no figures)")',
-            "else:",
-            f"    print({words['holds']!r})",
-        ]
-    )
+    body = textwrap.indent(source, "    ")
+    return f"""\
+# In the book, this cell is the build's own check of what the page says. Here it
+# is a verdict for this machine: it says whether the claim holds, and never stops.
+print({words["measured"]!r})
+print({book!r})
+try:
+{body}
+except AssertionError as error:
+    print({words["fails"]!r})
+    print(str(error) or "(the check gave no figures)")
+else:
+    print({words["holds"]!r})"""
 
 
 def install_code(wheel_url: str, version: str) -> str:
@@ -88,12 +69,6 @@ def install_code(wheel_url: str, version: str) -> str:
 
     It installs the wheel at ``wheel_url`` unless ``version`` is installed already, then
     stops, saying what to do, if another version is what Python imports.
-
-    Examples
-    --------
-    >>> code = install_code("https://x.org/book/wheels/t.whl", "1.2")
-    >>> 'WANTED = "1.2"' in code, '"https://x.org/book/wheels/t.whl"' in code
-    (True, True)
     """
     return textwrap.dedent(
         f"""\
@@ -159,15 +134,10 @@ def comparison_cells(
 
 
 def download_name(docname: str) -> str:
-    """The file name of a page's downloads, without its suffix.
+    """The file name of a page's downloads (``a/b``: ``tensorbook-a-b``), without its suffix.
 
-    The hyphen keeps a script from being importable, so that ``cuda.py`` beside another
-    program can never shadow NVIDIA's ``cuda`` package (it did, in this suite).
-
-    Examples
-    --------
-    >>> download_name("cuda"), download_name("a/b")
-    ('tensorbook-cuda', 'tensorbook-a-b')
+    The hyphen keeps a script from being importable: ``cuda.py`` would shadow NVIDIA's
+    ``cuda`` package.
     """
     return f"tensorbook-{docname.replace('/', '-')}"
 
@@ -228,12 +198,10 @@ def notebook_for(
     checks: Mapping[str, str] | None = None,
     verdict_words: Mapping[str, str] | None = None,
 ) -> nbformat.NotebookNode:
-    """The page as a notebook.
+    """The page as a notebook: ``intro``, ``install``, the page, then ``closing``.
 
-    It opens with ``intro`` (its title, and how to install what it imports) and the
-    ``install`` code, ending with the ``closing`` cells; with ``messages`` (a catalog), its
-    prose in that language. Each build check (:func:`is_build_check`) becomes a verdict
-    (:func:`verdict_code`), with what the book printed before it from ``checks`` (keyed by
+    With ``messages`` (a catalog), its prose is in that language. Each build check
+    becomes a verdict, with what the book printed before it from ``checks`` (keyed by
     the check's stripped source).
     """
     notebook: nbformat.NotebookNode = jupytext.read(source, fmt="md:myst")
@@ -271,11 +239,7 @@ def notebook_for(
 
 
 def script_for(notebook: nbformat.NotebookNode) -> str:
-    """The notebook as a py:percent script that runs from top to bottom.
-
-    A cell that fails on purpose (tagged ``raises-exception``) prints its error instead
-    of stopping the script, since the page teaches that error and goes on.
-    """
+    """The notebook as a py:percent script; a cell tagged ``raises-exception`` prints its error."""
     copy = nbformat.from_dict(notebook)
     for cell in copy.cells:
         if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):

@@ -1,23 +1,10 @@
 """Inline CSS, deferred scripts: nothing in a page's ``<head>`` waits on another download.
 
-After :func:`tensorbook_build.assets.purge`, every page of the edition is rewritten so that
-
-* its stylesheets come with it, inside ``<style>`` in its ``<head>``: each one cut
-  down, with the same rule as :mod:`tensorbook_build.assets` but for this page's own
-  words (and the scripts'), its ``@import`` taken in and its ``url()`` addresses made
-  relative to the page. Every rule the page can use is there from the first paint, so
-  nothing restyles it later, in either colour mode, and nothing shifts;
-* its scripts are deferred: they run in the same order as before, once the page is
-  parsed, and inline ones that come after them become module scripts, which run in
-  that same order (the first inline script, which sets the colour mode before the
-  first paint, comes before every file and stays as it is);
-* the search's scripts and index (``searchtools.js``, ``language_data.js``,
-  ``searchindex.js``, which the theme puts on every page) are only on the search page,
-  the one page that searches: the search field elsewhere opens that page.
-
-A page keeps, on each ``<style>``, the address of the stylesheet it was made from
-(``data-inlined``), so a page that Sphinx did not write again in an incremental build
-is made again from the current stylesheets, the same as a fresh one.
+After :func:`tensorbook_build.assets.purge`, each page's stylesheets go inside its
+``<head>``, purged for its own words (and the scripts'); its scripts are deferred, and
+the inline ones after them become module scripts, keeping their order. The search's
+scripts and index stay on the search page alone. Each ``<style>`` names the stylesheet
+it came from (``data-inlined``), so a page Sphinx did not write again is redone too.
 """
 
 from __future__ import annotations
@@ -60,11 +47,7 @@ def _local(address: str) -> bool:
 
 
 def stylesheet_text(sheet: Path, page_folder: Path, seen: tuple[Path, ...] = ()) -> str:
-    """A stylesheet's text as a page in ``page_folder`` can hold it in ``<style>``.
-
-    Its ``@import``s are replaced by what they import, and its relative ``url()``s
-    point from the page's folder instead of the stylesheet's.
-    """
+    """A stylesheet's text, ``@import``s taken in, relative to a page in ``page_folder``."""
     if sheet in seen:
         msg = f"{sheet} imports itself (through {', '.join(p.name for p in seen)})"
         raise ValueError(msg)
@@ -137,10 +120,9 @@ def _rewrite_head(head: str, page: Path, outdir: Path, keep: SelectorFilter, mad
 
 
 def inline_stylesheets(outdir: Path, cache: Path | None = None) -> int:
-    """Rewrite every page of one built edition as the module says.
+    """Rewrite every page of one built edition as the module says; how many changed.
 
-    ``cache`` is a folder where the cut stylesheets are kept for later builds and the
-    other editions. Returns how many pages changed.
+    ``cache`` keeps the cut stylesheets for later builds and the other editions.
     """
     script_words = site_words(site_scripts(outdir / STATIC))
     made = Made(cache)

@@ -1,11 +1,8 @@
 """Find every link to a missing page, file or anchor, naming both ends.
 
-Sphinx checks the cross-references it resolves itself; this checks what it wrote
-(:mod:`tensorbook_build.extensions.finish` fails the build on what it finds):
-every ``href`` and ``src`` of every built page, theme chrome and raw HTML included.
-An address that starts with ``/`` is reported too, since the book must work below a
-domain's root. Links that leave the edition's folder (``../<language>/...``) and addresses
-on other hosts are not followed here; the browser suite checks the whole site.
+Every ``href`` and ``src`` of every built page, theme chrome and raw HTML included, and
+any address that starts at the domain's root, below which the book must also work.
+Links to other editions (``../<language>/...``) and hosts are the browser suite's.
 """
 
 from __future__ import annotations

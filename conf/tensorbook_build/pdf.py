@@ -1,15 +1,9 @@
 """A PDF of each edition: ``python -m tensorbook_build.pdf`` (what ``nox -s pdf`` runs).
 
-Each edition goes through Sphinx's LaTeX builder and XeLaTeX (``latexmk``), from the
-outputs the site's build executed: it reads them from the shared cache and executes
-nothing (a page whose outputs are not there stops it, saying to build the site
-first). The fonts are Debian's (FreeFont for Latin text, Noto CJK for Chinese; see
-``latex_elements`` in ``conf/conf.py``), and a PDF in which XeLaTeX found no glyph
-for a character is a failure, not a PDF with boxes in it. Each PDF is copied into
-its edition's folder of the site (:func:`tensorbook_build.settings.pdf_name`), whose
-pages link it once the site is built again, which this does too.
-
-A failure says in a few lines what failed and names the log that holds the rest.
+Sphinx's LaTeX builder and XeLaTeX (``latexmk``) make each edition's PDF from the
+outputs the site's build cached, executing nothing, in the fonts of ``latex_elements``
+(``conf/conf.py``); a character with no glyph in them is a failure. Each PDF goes into
+its edition's folder of the site, which is built again to link it.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from pathlib import Path
 
 from tensorbook_build.build import BuildBusyError, build_site, executed_pages, sphinx_command
 from tensorbook_build.provenance import SOURCES, source_commit
-from tensorbook_build.settings import LANGUAGES, LAYOUT, Layout, pdf_name
+from tensorbook_build.settings import LANGUAGES, LAYOUT, pdf_name
 
 DEBIAN_PACKAGES = (
     "texlive-xetex",
@@ -59,13 +53,13 @@ def missing_glyphs(log: str) -> list[tuple[str, str]]:
     return sorted(set(_MISSING.findall(log)))
 
 
-def _commit_environment(layout: Layout) -> dict[str, str]:
+def _commit_environment() -> dict[str, str]:
     """The commit's time as the PDF's own (XeTeX reads SOURCE_DATE_EPOCH): not the clock."""
-    commit = source_commit(layout.root, SOURCES)
+    commit = source_commit(LAYOUT.root, SOURCES)
     if commit is None:
         return {}
     done = subprocess.run(
-        ["git", "-C", str(layout.root), "log", "-1", "--format=%ct", commit.sha],
+        ["git", "-C", str(LAYOUT.root), "log", "-1", "--format=%ct", commit.sha],
         capture_output=True,
         text=True,
         check=False,
@@ -74,14 +68,11 @@ def _commit_environment(layout: Layout) -> dict[str, str]:
     return {"SOURCE_DATE_EPOCH": stamp, "FORCE_SOURCE_DATE": "1"} if stamp.isdigit() else {}
 
 
-def build_pdf(site: Path, language: str, *, layout: Layout = LAYOUT) -> Path:
+def build_pdf(site: Path, language: str) -> Path:
     """Build ``language``'s PDF from the executed outputs beside ``site``; its path.
 
-    Raises
-    ------
-    PdfError
-        When Sphinx or XeLaTeX fails, when a page would have had to execute, or when a
-        character has no glyph in the PDF's fonts.
+    Raises :class:`PdfError` when Sphinx or XeLaTeX fails, a page would have had to
+    execute, or a character has no glyph in the fonts.
     """
     work = site.parent
     cache = work / ".jupyter_cache"
@@ -89,11 +80,9 @@ def build_pdf(site: Path, language: str, *, layout: Layout = LAYOUT) -> Path:
         msg = f"no executed outputs in {cache}: build the site first (nox -s docs)"
         raise PdfError(msg)
     before = executed_pages(cache)
-    command = sphinx_command(
-        site, language=language, docs=layout.docs, conf=layout.conf, builder="latex"
-    )
+    command = sphinx_command(site, language=language, builder="latex")
     command += ["-D", "tensorbook_warm_kernels=0", "-q"]
-    environment = {**os.environ, **_commit_environment(layout)}
+    environment = {**os.environ, **_commit_environment()}
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
     if done.returncode != 0:
         msg = f"the {language} edition's LaTeX failed:\n{(done.stdout + done.stderr)[-2000:]}"
@@ -167,8 +156,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     languages = args.languages or list(LANGUAGES)
     try:
-        # the site (from the cache, where it is current), a PDF of each edition, then the
-        # site again, whose pages now link the PDFs
         _build_site(args.site, languages)
         for language in languages:
             print(f"tensorbook_build.pdf: {build_pdf(args.site, language)}", flush=True)

@@ -1,8 +1,7 @@
-"""The one place that says what the book is made of: its editions, paths, device and site.
+"""What the book is made of: its editions, paths, device and site, said once.
 
-``conf/conf.py``, the build driver, the extensions, the templates (through the page
-context) and the tests read these. Adding an edition is one line in ``EDITIONS`` and
-its catalogs in ``docs/locales/<code>/LC_MESSAGES``; nothing else names a language.
+Adding an edition is one line in ``EDITIONS`` and its catalogs in
+``docs/locales/<code>/LC_MESSAGES``; nothing else names a language.
 
 Examples
 --------
@@ -24,52 +23,24 @@ from urllib.parse import urlsplit
 
 from tensorbook import environment
 
-
-def language_tag(code: str) -> str:
-    """Gettext's spelling of a language (``pt_BR``) as HTML's (``pt-BR``)."""
-    return code.replace("_", "-")
-
-
 DEVICE_VARIABLE = environment.DEVICE_VARIABLE
-"""The environment variable that names the build's device, as the book's programs read it."""
-
 PROJECT = "tensorbook"
-"""The book's name, as its pages and the files around them say it."""
 
 
 @dataclass(frozen=True)
 class Edition:
-    """One edition of the book.
+    """One edition of the book."""
 
-    Parameters
-    ----------
-    code : str
-        gettext's name of the language (``en``, ``pt_BR``): the edition's folder
-        in the site and in ``docs/locales``.
-    name : str
-        The language's name in that language, as the language switcher shows it.
-    locale : str, optional
-        Open Graph's ``language_TERRITORY``; by default the code, where it has a
-        territory, else the code alone.
-    word_splitter : str, optional
-        ``"jieba"`` for a language written without spaces between words, whose search
-        index jieba splits (Sphinx's Chinese search); by default, Sphinx's own.
-    cjk : bool, optional
-        Whether the text is Chinese, Japanese or Korean, which the PDF sets with
-        full-width punctuation (every edition loads the CJK fonts: the glossary shows
-        Chinese terms in English too).
-    """
-
-    code: str
-    name: str
-    locale: str = ""
-    word_splitter: str = ""
-    cjk: bool = False
+    code: str  # gettext's (en, pt_BR): the edition's folder in the site and docs/locales
+    name: str  # the language's name in that language, as the switcher shows it
+    locale: str = ""  # Open Graph's language_TERRITORY, where the code is not one
+    word_splitter: str = ""  # "jieba" where jieba splits the search index's words
+    cjk: bool = False  # whether the PDF sets the punctuation full width
 
     @property
     def tag(self) -> str:
-        """The BCP 47 tag that HTML's ``lang`` and ``hreflang`` want."""
-        return language_tag(self.code)
+        """The BCP 47 tag (``pt-BR``), for HTML's ``lang`` and ``hreflang``."""
+        return self.code.replace("_", "-")
 
     @property
     def og_locale(self) -> str:
@@ -84,10 +55,7 @@ EDITIONS = (
 """The book's editions, the source first; every other one is built from the catalogs."""
 
 SOURCE_LANGUAGE = EDITIONS[0].code
-"""English is the source: the pages are written in it and it executes them."""
-
 LANGUAGES = {edition.code: edition.name for edition in EDITIONS}
-"""Each edition's code and name, in the order the switcher lists them."""
 
 
 def edition(code: str) -> Edition:
@@ -95,41 +63,16 @@ def edition(code: str) -> Edition:
     return {candidate.code: candidate for candidate in EDITIONS}[code]
 
 
-@dataclass(frozen=True)
 class Layout:
-    """Where things are in a checkout (or in a copy of one), relative to its root."""
+    """Where things are in a checkout (or in a copy of one), below its ``root``."""
 
-    root: Path
-
-    @property
-    def docs(self) -> Path:
-        """The pages."""
-        return self.root / "docs"
-
-    @property
-    def conf(self) -> Path:
-        """Sphinx's configuration folder (``sphinx-build -c conf``)."""
-        return self.root / "conf"
-
-    @property
-    def src(self) -> Path:
-        """The folder that holds the ``tensorbook`` package the pages run."""
-        return self.root / "src"
-
-    @property
-    def locales(self) -> Path:
-        """The catalogs: ``<language>/LC_MESSAGES/<page>.po``."""
-        return self.docs / "locales"
-
-    @property
-    def site_templates(self) -> Path:
-        """The templates of the files around the editions (index, 404 page)."""
-        return self.conf / "_templates" / "site"
-
-    @property
-    def site(self) -> Path:
-        """Where ``nox -s docs`` writes the site; its working folders sit beside it."""
-        return self.root / "build" / "html"
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.docs = root / "docs"  # the pages
+        self.conf = root / "conf"  # Sphinx's configuration folder (sphinx-build -c conf)
+        self.src = root / "src"  # the folder of the tensorbook package the pages run
+        self.locales = self.docs / "locales"  # <language>/LC_MESSAGES/<page>.po
+        self.site = root / "build" / "html"  # nox -s docs's site; its working folders beside
 
     def catalogs(self, language: str) -> Path:
         """The folder of one language's catalogs."""
@@ -141,7 +84,6 @@ class Layout:
 
 
 LAYOUT = Layout(Path(__file__).resolve().parents[2])
-"""This checkout's layout."""
 
 JOBS = 2
 """Pages read, and so executed, at once: the 2-core machines the book is built on run
@@ -151,24 +93,16 @@ KERNEL_THREADS = 1
 """Intra-op threads per kernel: pages run side by side, and one thread each also keeps
 float sums, and so printed digits, independent of how many cores the machine has."""
 
-
-# -- Where things are in the built site ---------------------------------------------------
-
-LOCAL_BASE_URL = "http://localhost:8000/"
-"""Where ``python -m http.server -d build/html`` serves a local build."""
-NOT_SITE_PAGES = {"search.html", "genindex.html"}
-"""Pages a search engine should not list: they have no content of their own."""
+LOCAL_BASE_URL = "http://localhost:8000/"  # where python -m http.server serves build/html
+NOT_SITE_PAGES = {"search.html", "genindex.html"}  # no content a search engine should list
 STATIC = "_static"
-"""The folder of a build's assets: files, not pages."""
-WHEELS = "wheels"
-"""The folder at the site's root that holds the reader's wheel, which downloads install."""
+WHEELS = "wheels"  # the folder at the site's root that holds the reader's wheel
 
 
 def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
     """The address the site is published at, ending in ``/``.
 
-    ``TENSORBOOK_BASE_URL`` (set by the GitHub Pages workflow), else Read the Docs'
-    ``READTHEDOCS_CANONICAL_URL``, else where a local build is served.
+    ``TENSORBOOK_BASE_URL``, else ``READTHEDOCS_CANONICAL_URL``, else a local server's.
 
     Examples
     --------
@@ -193,18 +127,12 @@ def site_base_url(environ: Mapping[str, str] = os.environ) -> str:
 
 
 def relative_root(pagename: str) -> str:
-    """The relative path from a page up to its edition's folder.
-
-    Examples
-    --------
-    >>> relative_root("tensors"), relative_root("a/b")
-    ('', '../')
-    """
+    """The relative path from a page up to its edition's folder (``""`` or ``"../"``...)."""
     return "../" * pagename.count("/")
 
 
 def pdf_name(language: str) -> str:
-    """The name of an edition's PDF (``python -m tensorbook_build.pdf``) in its folder."""
+    """The name of an edition's PDF in its folder."""
     return f"{PROJECT}-{language}.pdf"
 
 

@@ -1,10 +1,8 @@
-"""The files at the site's root, around the editions: the front door, 404 page and sitemap.
+"""The files at the site's root, around the editions: the front door, 404 page, sitemap, wheel.
 
-:func:`write_site_files` writes them once every edition is built. None of them may
-assume that the site is served at a domain's root: the 404 page finds the book's
-folder from the address it was served at, and the sitemap's absolute addresses come
-from the base URL the site is published under. Their words come from each edition's
-``sphinx.po`` catalog, like the theme's.
+None assumes the site is served at a domain's root: the 404 page finds the book's folder
+from its own address, and the sitemap's addresses come from the base URL. Their words
+come from each edition's ``sphinx.po`` catalog, like the theme's.
 """
 
 from __future__ import annotations
@@ -47,13 +45,8 @@ class _LocalEdition:
         return self.words.get(message, message)
 
 
-def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Path:
-    """Write ``site/sitemap.xml``.
-
-    Every page of every edition, with its translations as alternates. (No robots.txt:
-    crawlers read one only at a domain's root, and the book may be served below it.) A page
-    that one edition lacks has no alternate there.
-    """
+def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> None:
+    """Write ``site/sitemap.xml``: every page of every edition, its translations as alternates."""
     tags = {e.code: e.tag for e in editions}
     pages = {
         code: [p for p in site_pages(site / code) if Path(p).name not in NOT_SITE_PAGES]
@@ -73,51 +66,41 @@ def write_sitemap(site: Path, editions: Iterable[Edition], base_url: str) -> Pat
                 f"  <url>\n    <loc>{escape(base_url + code + '/' + quote(name))}</loc>"
                 f"{alternates}\n  </url>"
             )
-    sitemap = site / "sitemap.xml"
-    sitemap.write_text(
+    (site / "sitemap.xml").write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
         ' xmlns:xhtml="http://www.w3.org/1999/xhtml">\n' + "\n".join(entries) + "\n</urlset>\n",
         encoding="utf-8",
     )
-    return sitemap
 
 
 def write_wheel(folder: Path, root: Path = LAYOUT.root) -> Path:
     """Build the reader's wheel, ``tensorbook`` alone, from ``root`` into ``folder``; its path.
 
-    ``pyproject.toml``'s build backend (installed with the docs dependency group, so
-    nothing is fetched) builds it through its PEP 517 hook, with ``SOURCE_DATE_EPOCH``
-    (1980-01-01 unless the environment sets it) stamping every file, so that two builds
-    of one source write the same bytes.
+    ``pyproject.toml``'s build backend (installed, so nothing is fetched) builds it with
+    ``SOURCE_DATE_EPOCH`` (1980-01-01 unless set), so one source gives the same bytes.
     """
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    backend = pyproject["build-system"]["build-backend"]
+    hook = f"import sys, {pyproject['build-system']['build-backend']} as b"
+    command = [sys.executable, "-c", f"{hook}; print(b.build_wheel(sys.argv[1]))"]
     folder.mkdir(parents=True, exist_ok=True)
-    # In a process of its own: the hook runs in the source tree, and SOURCE_DATE_EPOCH
-    # must not reach Sphinx, which would date the pages by it.
-    built = subprocess.run(
-        [sys.executable, "-c", f"import sys, {backend} as b; print(b.build_wheel(sys.argv[1]))",
-         folder.resolve()],
-        cwd=root, env={"SOURCE_DATE_EPOCH": "315532800", **os.environ},
-        stdout=subprocess.PIPE, text=True, check=True,
-    )  # fmt: skip
-    return folder / built.stdout.splitlines()[-1]
+    # a process of its own: the hook runs in the source tree, and SOURCE_DATE_EPOCH
+    # must not reach Sphinx, which would date the pages by it
+    environment = {"SOURCE_DATE_EPOCH": "315532800", **os.environ}
+    built = subprocess.check_output(
+        [*command, str(folder.resolve())], cwd=root, env=environment, text=True
+    )
+    return folder / built.splitlines()[-1]
 
 
 def write_site_files(
     site: Path,
     base_url: str,
     *,
-    project: str = PROJECT,
     editions: Iterable[Edition] = EDITIONS,
     layout: Layout = LAYOUT,
-) -> list[Path]:
-    """Write the front door (``index.html``), ``404.html``, ``sitemap.xml`` and the wheel.
-
-    The wheel (:func:`write_wheel`) is the package the pages ran, from ``layout``'s
-    sources, which the chapters' downloads install from the site.
-    """
+) -> None:
+    """Write the front door (``index.html``), ``404.html``, ``sitemap.xml`` and the wheel."""
     editions = list(editions)
     local = []
     for e in editions:
@@ -127,13 +110,13 @@ def write_site_files(
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     templates = Environment(
-        loader=FileSystemLoader(layout.site_templates),
+        loader=FileSystemLoader(layout.conf / "_templates" / "site"),
         autoescape=True,
         undefined=StrictUndefined,
         keep_trailing_newline=True,
     )
     common = {
-        "project": project,
+        "project": PROJECT,
         "editions": local,
         "source": next(e for e in local if e.code == SOURCE_LANGUAGE),
     }
@@ -150,5 +133,5 @@ def write_site_files(
     site.mkdir(parents=True, exist_ok=True)
     for name, text in pages.items():
         (site / name).write_text(text, encoding="utf-8")
-    sitemap = write_sitemap(site, editions, base_url)
-    return [*(site / name for name in pages), sitemap, write_wheel(site / WHEELS, layout.root)]
+    write_sitemap(site, editions, base_url)
+    write_wheel(site / WHEELS, layout.root)

@@ -1,14 +1,10 @@
 """The catalogs' refresh after an English edit, and the staleness gate (``nox -s translate``).
 
-``python -m tensorbook_build.translate --update`` extracts the English messages, merges
-them into every translation's catalogs (:func:`tensorbook_build.build.catalog_update_command`)
-and ends with the gate; without ``--update`` it runs the gate alone, as the tests do, on
-messages it extracts into a temporary folder unless ``--pot-dir`` holds them. The gate
-compares the messages of the English pages (the ``.pot`` files that Sphinx's gettext
-builder writes) with each translation's catalogs, and reports with the catalog's file
-and line and the English text each message that is untranslated or fuzzy, missing from
-its catalog or no longer in the English (live, or kept as an obsolete ``#~`` entry), and
-each page without a catalog or catalog without a page.
+``--update`` extracts the English messages and merges them into every translation's
+catalogs (:func:`tensorbook_build.build.catalog_update_command`), then runs the gate,
+which is all that runs without it. The gate names, by catalog, line and English text,
+each message that is untranslated, fuzzy, missing or no longer in the English, and each
+page without a catalog or catalog without a page.
 """
 
 from __future__ import annotations
@@ -39,29 +35,19 @@ class StaleMessage:
         english = " ".join(self.english.split())
         if len(english) > 100:
             english = english[:97] + "..."
-        where = f"{_shown(self.catalog)}:{self.line}" if self.line else _shown(self.catalog)
+        catalog = self.catalog
+        if catalog.is_relative_to(LAYOUT.root):
+            catalog = catalog.relative_to(LAYOUT.root)
+        where = f"{catalog}:{self.line}" if self.line else str(catalog)
         return f"{where}: {self.problem}: {english!r}"
 
 
-def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(LAYOUT.root))
-    except ValueError:
-        return str(path)
-
-
 def catalog_problems(po_path: Path, english: set[str] | None = None) -> list[StaleMessage]:
-    """What is wrong inside one catalog.
-
-    With ``english`` (the page's messages), also which messages the English no longer has,
-    and which English ones the catalog lacks.
-
-    The header entry (empty msgid) is not a message and is never reported.
-    """
+    """What is wrong inside one catalog, and, given the page's ``english``, beside it."""
     catalog = read_catalog(po_path)
     problems = []
     for message in catalog:
-        if not message.id:
+        if not message.id:  # the header
             continue
         text = message.id if isinstance(message.id, str) else message.id[0]
         if english is not None and text not in english:
@@ -118,21 +104,19 @@ def main(argv: list[str] | None = None) -> int:
         "--update", action="store_true", help="refresh every translation's catalogs first"
     )
     parser.add_argument("--pot-dir", type=Path, help="extracted messages (default: extract now)")
-    parser.add_argument("--docs", type=Path, default=LAYOUT.docs)
-    parser.add_argument("--conf", type=Path, default=LAYOUT.conf)
     args = parser.parse_args(argv)
 
     translations = [code for code in LANGUAGES if code != SOURCE_LANGUAGE]
-    locale_dir = args.docs / LAYOUT.locales.relative_to(LAYOUT.docs)
     with tempfile.TemporaryDirectory(prefix="tensorbook-pot-") as scratch:
         pot_dir = args.pot_dir
         if pot_dir is None:
             # the catalogs record each message's place relative to the extracted files, so
             # a refresh extracts beside the checkout's build, where every refresh does
-            where = args.docs.parent / "build" if args.update else Path(scratch)
+            where = LAYOUT.root / "build" if args.update else Path(scratch)
             pot_dir = where / "gettext"
-            command = gettext_command(pot_dir, docs=args.docs, conf=args.conf)
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                gettext_command(pot_dir), capture_output=True, text=True, check=False
+            )
             if done.returncode != 0:
                 print(
                     f"extracting the messages failed:\n{done.stdout}{done.stderr}", file=sys.stderr
@@ -141,11 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.update:
             for language in translations:
                 subprocess.run(
-                    catalog_update_command(pot_dir, locale_dir, language),
+                    catalog_update_command(pot_dir, LAYOUT.locales, language),
                     check=True,
                     stdout=subprocess.DEVNULL,
                 )
-        problems = stale_messages(pot_dir, locale_dir, translations)
+        problems = stale_messages(pot_dir, LAYOUT.locales, translations)
     for problem in problems:
         print(problem)
     if problems:

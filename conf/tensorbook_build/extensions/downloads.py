@@ -1,10 +1,7 @@
-"""Sphinx adapter for :mod:`tensorbook_build.downloads`.
+"""Sphinx adapter for :mod:`tensorbook_build.downloads`: the article header's links.
 
-It writes each chapter's notebook and script into ``<edition>/downloads/``, in the
-edition's language, and gives the article header its links
-(``conf/_templates/downloads.html``). The notebook's words come from
-``conf/_templates/downloads-intro.html`` and ``downloads-compare.html``, translated like
-the theme's.
+:func:`write_downloads` writes each chapter's notebook and script, in the edition's
+language; their words come from ``conf/_templates/downloads-*.html``, like the theme's.
 """
 
 from __future__ import annotations
@@ -35,9 +32,6 @@ from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wh
 
 logger = logging.getLogger(__name__)
 
-INTRO_TEMPLATE = "downloads-intro.html"
-COMPARE_TEMPLATE = "downloads-compare.html"
-
 
 def is_chapter(app: Sphinx, docname: str) -> bool:
     """Whether a page runs code: it has a kernelspec in its front matter."""
@@ -60,7 +54,7 @@ def write_downloads(app: Sphinx) -> None:
     }
     install = install_code(wheel_url, version)
     words = {
-        part: app.builder.templates.render(COMPARE_TEMPLATE, {"part": part}).strip()
+        part: app.builder.templates.render("downloads-compare.html", {"part": part}).strip()
         for part in ("measured", "holds", "fails", "before", "after")
     }
     for docname in sorted(d for d in app.env.found_docs if is_chapter(app, d)):
@@ -74,7 +68,7 @@ def write_downloads(app: Sphinx) -> None:
         source = Path(app.env.doc2path(docname))
         notebook = notebook_for(
             source,
-            app.builder.templates.render(INTRO_TEMPLATE, {"title": title, **site}).strip(),
+            app.builder.templates.render("downloads-intro.html", {"title": title, **site}).strip(),
             messages,
             install=install,
             closing=_closing(app, docname, source, (words["before"], words["after"])),
@@ -144,10 +138,8 @@ def _add_links(
     doctree: nodes.document | None,
 ) -> None:
     name = f"{relative_root(pagename)}{FOLDER}/{download_name(pagename)}"
-    chapter = is_chapter(app, pagename)
-    context["tensorbook_downloads"] = (
-        {"notebook": f"{name}.ipynb", "script": f"{name}.py"} if chapter else None
-    )
+    links = {"notebook": f"{name}.ipynb", "script": f"{name}.py"}
+    context["tensorbook_downloads"] = links if is_chapter(app, pagename) else None
 
 
 def setup(app: Sphinx) -> dict[str, object]:

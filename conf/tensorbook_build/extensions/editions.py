@@ -1,25 +1,10 @@
 """Sphinx adapter for the book's editions: the source, and each language built from it.
 
-* A language that :mod:`tensorbook_build.settings` does not list stops the build,
-  naming those it does.
-* Before Sphinx compiles the catalogs of a translated edition, each one is read
-  strictly, and a broken one stops the build naming the file and the line.
-  (Sphinx reads them leniently: Babel prints a problem to stdout and drops the
-  message, so a typo would quietly turn a sentence back into English.)
-* In a translated edition, each message the catalogs do not translate (missing,
-  empty or fuzzy) is a warning at its place in the English page, so that a
-  strict build fails instead of mixing English into the translation.
-* Every page gets the links of the language switcher, to the same page in each
-  other edition, and ``<link rel="alternate" hreflang>`` tags for the same.
-* In a translated edition, what the book's programs print on a page (the device line,
-  :mod:`tensorbook.wording`) is shown in the edition's language, from the catalog
-  (``sphinx.po``): the outputs are the source edition's, executed once.
-* An edition whose language has a word list (``conf/search_words/<code>.txt``) gives
-  it to the search index, which keeps those words whole.
-* Each edition's address, the site's base URL (``tensorbook_base_url``, see
-  :func:`tensorbook_build.settings.site_base_url`) and its folder, is the canonical link
-  and sphinxext-opengraph's ``og:url`` (metadata only: the site works wherever it is
-  served), and ``og:locale``, which sphinxext-opengraph does not write, is its own.
+It stops on a language the settings do not list and on a broken catalog; warns, in a
+translated edition, of each message the catalogs leave in English; gives each page the
+switcher's links and ``hreflang`` alternates, each edition its address (canonical link,
+``og:url``, ``og:locale``) and search word list; and shows the sentences the programs
+print (:mod:`tensorbook.wording`) in the edition's words.
 """
 
 from __future__ import annotations
@@ -46,18 +31,7 @@ logger = logging.getLogger(__name__)
 
 
 def edition_links(pagename: str, current: str) -> list[dict[str, str | bool]]:
-    """The switcher's entries for one page: every edition, each linking to this page.
-
-    Links are relative, so the site works wherever it is served, the domain root or
-    a sub-path.
-
-    Examples
-    --------
-    >>> [e["href"] for e in edition_links("a/b", "en")][0]
-    '../../en/a/b.html'
-    >>> [e["current"] for e in edition_links("tensors", "en")][0]
-    True
-    """
+    """The switcher's entries for one page: every edition, each with a relative link to it."""
     up = relative_root(pagename) + "../"
     return [
         {
@@ -72,7 +46,7 @@ def edition_links(pagename: str, current: str) -> list[dict[str, str | bool]]:
 
 
 def _catalog_dirs(app: Sphinx, language: str) -> list[Path]:
-    """Where the catalogs of one language live, in Sphinx's order of precedence."""
+    """One language's catalog folders, in Sphinx's order of precedence."""
     return [Path(app.srcdir, d, language, "LC_MESSAGES") for d in app.config.locale_dirs]
 
 
@@ -132,12 +106,7 @@ def _chinese_search() -> type:
 
 
 class UntranslatedMessages(SphinxTransform):
-    """Warn, at its place in the page, about each message the catalogs leave untranslated.
-
-    It runs just before Sphinx's Locale transform and makes the same decision:
-    a message counts as translated when its catalog has a non-empty translation
-    that is not fuzzy (Sphinx compiles catalogs without their fuzzy messages).
-    """
+    """Warn, at its place, of each message without a translation (empty or fuzzy: none)."""
 
     default_priority = 19  # Locale, which replaces the messages, is 20
 
@@ -150,8 +119,11 @@ class UntranslatedMessages(SphinxTransform):
         found: dict[str, str] = {}
         for directory in reversed(_catalog_dirs(self.app, config.language)):  # first wins
             found |= translations(directory / f"{domain}.po")
-        front_matter = _front_matter(self.document)
-        skipped = {id(n) for n in front_matter.findall()} if front_matter is not None else set()
+        # the page's opening field list (file_format: mystnb...) is never extracted;
+        # PreBibliographic is a category (a mixin), as docutils' own DocInfo passes it
+        first = self.document.first_child_not_matching_class(nodes.PreBibliographic)  # type: ignore[arg-type]
+        front = self.document[first] if first is not None else None
+        skipped = {id(n) for n in front.findall()} if isinstance(front, nodes.field_list) else set()
         for node, message in extract_messages(self.document):
             if found.get(message, "").strip() or id(node) in skipped:
                 continue
@@ -167,15 +139,6 @@ class UntranslatedMessages(SphinxTransform):
                 type="tensorbook",
                 subtype="untranslated",
             )
-
-
-def _front_matter(document: nodes.document) -> nodes.Element | None:
-    """The page's opening field list (``file_format: mystnb``...): never extracted."""
-    # PreBibliographic is a category (a mixin, not a Node), as docutils' own DocInfo
-    # passes it; the stubs take only Node classes
-    index = document.first_child_not_matching_class(nodes.PreBibliographic)  # type: ignore[arg-type]
-    first = document[index] if index is not None else None
-    return first if isinstance(first, nodes.field_list) else None
 
 
 def translate_program_line(line: str, translate: Callable[[str], str]) -> str:
@@ -198,14 +161,11 @@ def translate_program_line(line: str, translate: Callable[[str], str]) -> str:
     fields = parse(DEVICE_LINE, line)
     if fields is None:
         return line
-    for template in (ON_CPU, ON_GPU):
-        where = parse(template, fields["where"])
-        if where is not None:
-            fields["where"] = fill(translate(template), **where)
-    for template in (THREAD, THREADS):
-        threads = parse(template, fields["threads"])
-        if threads is not None:
-            fields["threads"] = fill(translate(template), **threads)
+    for field, templates in (("where", (ON_CPU, ON_GPU)), ("threads", (THREAD, THREADS))):
+        for template in templates:
+            parsed = parse(template, fields[field])
+            if parsed is not None:
+                fields[field] = fill(translate(template), **parsed)
     return fill(translate(DEVICE_LINE), **fields)
 
 

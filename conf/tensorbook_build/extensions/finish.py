@@ -1,9 +1,7 @@
-"""What an HTML build does once its pages are written, in the order it runs.
+"""What an HTML build does once its pages are written, in this order.
 
-The chapters' downloads, the light assets (:mod:`tensorbook_build.assets`), the inline
-CSS (:mod:`tensorbook_build.inline_css`), and the link check over everything written
-(:mod:`tensorbook_build.links`): a broken link is a warning on its page, which fails
-the strict build.
+The chapters' downloads, the light assets, the inline CSS, and the link check: a broken
+link is a warning on its page, which fails the strict build.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Sphinx adapter for the PDFs (``nox -s pdf``): their chapters, words and punctuation.
 
-The fonts are ``latex_elements`` in ``conf/conf.py``; here, what needs the page tree or
-the language:
-
-* each page of the book is a chapter of the PDF, not a section of the root page's
-  "Chapters" (:class:`LiftChapters`);
-* a translation's PDF gets its own words for "Contents" and "Chapter", which LaTeX
-  names in English where babel knows no other language (Chinese); they are set once
-  the document begins, after babel has set its own;
-* outside the CJK editions (``Edition.cjk``), quotation marks, dashes and ellipses
-  stay in the Latin font: xeCJK, which every edition loads for its Chinese words,
-  would set them full width, right in Chinese and wrong between English words.
+Each page is a chapter (:class:`LiftChapters`); a translation's PDF says "Contents" and
+"Chapter" in its language, which babel may not know (Chinese); outside the CJK editions,
+quotation marks, dashes and ellipses stay in the Latin font, where xeCJK, loaded by
+every edition, would set them full width.
 """
 
 from __future__ import annotations
@@ -33,7 +26,7 @@ def _preamble(app: Sphinx, config: Config) -> None:
     added = ""
     if config.language != SOURCE_LANGUAGE:
         translate = get_translation("sphinx")
-        added += (
+        added += (  # once the document begins, after babel has set its own
             f"\\AtBeginDocument{{\\renewcommand{{\\contentsname}}{{{translate('Contents')}}}"
             f"\\renewcommand{{\\chaptername}}{{{translate('Chapter')}}}}}\n"
         )
@@ -46,9 +39,7 @@ def _preamble(app: Sphinx, config: Config) -> None:
 class LiftChapters(SphinxPostTransform):
     """Each page a chapter of the PDF, not a section of the root page's "Chapters".
 
-    The LaTeX builder puts the pages where the root page's toctree is, inside its
-    "Chapters" section, so their titles would be sections of one chapter. Each moves
-    out, after that section, among the root page's own sections: the PDF's chapters.
+    The pages move out of the section that holds the root page's toctree, after it.
     """
 
     default_priority = 900

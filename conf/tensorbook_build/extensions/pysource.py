@@ -1,15 +1,11 @@
 """Sphinx adapter: ``{pysource}``, a Python object's real source without its docstrings.
 
-The book's programs carry numpydoc docstrings with doctests; quoted in a page, those
-would bury the dozen lines the text is about, so the directive leaves out the docstrings
-of the object and of anything defined in it::
+The docstrings of the object and of all it defines are left out; the file is read at
+build time, and is a dependency of the page::
 
     ```{pysource} ../src/tensorbook/numpy_net.py
     :pyobject: gradients
     ```
-
-It reads the object from the file as it is at build time (so the page cannot drift from
-the code), and records the file as a dependency of the page, so editing it rebuilds it.
 """
 
 from __future__ import annotations
@@ -61,13 +57,7 @@ def source_without_docstrings(text: str, dotted: str) -> str | None:
 
 
 def module_name(path: Path) -> str:
-    """The dotted name of a module file below a ``src`` folder, else its stem.
-
-    Examples
-    --------
-    >>> module_name(Path("book/src/tensorbook/numpy_net.py")), module_name(Path("x/tool.py"))
-    ('tensorbook.numpy_net', 'tool')
-    """
+    """The dotted name of a module file below a ``src`` folder, else its stem."""
     parts = path.with_suffix("").parts
     return ".".join(parts[parts.index("src") + 1 :]) if "src" in parts else parts[-1]
 

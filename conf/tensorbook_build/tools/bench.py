@@ -1,18 +1,9 @@
 """Time the book's build as a maintainer meets it, against ``import torch`` in the same run.
 
-Run by ``nox -s bench`` (``python -m tensorbook_build.tools.bench``). Each figure is the
-median of ``--runs`` runs (three by default), printed with the ratio to the median time
-of ``python -c "import torch"`` measured in the same run, so that figures taken on a
-busy or a fast machine can be read against each other. The builds work on a temporary
-copy of docs/, conf/ and src/, so the edits they make never touch the checkout:
-
-1. ``nox -s docs`` from cold, end to end: every edition, no output, no cache;
-2. ``nox -s docs`` with nothing changed, end to end (nox, its environment, the build);
-3. a rebuild after a prose edit to one page (the source edition: the new sentence is
-   not translated yet, which fails a translation, as it should);
-4. a rebuild after an edit to one module of ``src/tensorbook`` (the source edition).
-
-Each line also names the pages the last run executed (jupyter-cache's new records).
+Run by ``nox -s bench``. Each figure is the median of ``--runs`` runs with its ratio to
+``import torch``'s, on a temporary copy of the book: ``nox -s docs`` from cold, then with
+nothing changed; the source edition after a prose edit, then after a ``src`` edit (a
+translation would fail on the untranslated sentence). Each line names the pages executed.
 """
 
 from __future__ import annotations

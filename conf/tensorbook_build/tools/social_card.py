@@ -1,9 +1,7 @@
 """Draw conf/_static/social-card.png, the picture a link to the book shows when shared.
 
-Run it again after changing the favicon's design:
-``python -m tensorbook_build.tools.social_card``.
-The card is 1200 x 630 pixels, the size social sites show large, and has no words in
-either edition's language but the book's name, so one card serves both.
+Run it again after changing the favicon's design. It is 1200 x 630 pixels, the size
+social sites show large; one card serves both editions.
 """
 
 from __future__ import annotations
