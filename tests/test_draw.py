@@ -18,7 +18,12 @@ from tensorbook.draw.timeline import Span, profile_step, timeline_picture
 from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
 from tensorbook.problem import TUTORIAL_SIZES, Sizes
-from tensorbook_build.pictures import PDF_HEIGHT, is_picture, picture_latex, translate_picture
+from tensorbook_build.extensions.pictures import (
+    PDF_HEIGHT,
+    is_picture,
+    picture_latex,
+    translate_picture,
+)
 from tensorbook_build.settings import LAYOUT
 
 SVG = "{http://www.w3.org/2000/svg}"
