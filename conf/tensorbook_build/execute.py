@@ -1,10 +1,7 @@
 """What a page's execution depends on, and the environment its kernel runs in.
 
-jupyter-cache keys a notebook on the text of its code cells alone; a page's outputs
-also depend on the ``tensorbook`` modules it imports, the device and torch. Every page
-therefore gets a hidden cell (:func:`context_cell`) that names them, with a hash of each
-module it imports, directly or not (:func:`page_hashes`), and its kernel executes that
-very source (:func:`kernel_environment` puts ``src`` first on the path).
+jupyter-cache keys a notebook on its code alone, so each page gets a hidden cell
+(:func:`context_cell`) naming the device, torch and a hash of every module it imports.
 """
 
 from __future__ import annotations
@@ -36,8 +33,6 @@ def kernel_environment(
     device: str, src: Path, environ: Mapping[str, str] = os.environ
 ) -> dict[str, str]:
     """The kernels' variables: the device, ``src`` first on the path, one intra-op thread.
-
-    One thread each, because pages execute side by side.
 
     Examples
     --------
@@ -99,13 +94,7 @@ def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
 
 
 def page_code(source: str) -> list[str]:
-    r"""The code of each ``code-cell`` of a MyST-NB page, without its option lines.
-
-    Examples
-    --------
-    >>> page_code("```{code-cell} ipython3\n:tags: [hide-output]\n\nx = 1\n```\n")
-    ['\nx = 1']
-    """
+    """The code of each ``code-cell`` of a MyST-NB page, without its option lines."""
     cells = []
     for match in _CODE_CELL.finditer(source):
         lines = match.group("body").splitlines()
@@ -148,7 +137,7 @@ def page_dependencies(source: str, src_dir: Path) -> list[str]:
 
 @cache
 def _file_hash(path: Path) -> str:
-    """A short hash of a module's bytes; read once per build, however many pages use it."""
+    """A short hash of a module's bytes, read once per build."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 

@@ -1,10 +1,7 @@
 """Every private API of MyST-NB, Sphinx, jupyter_client and jupyter-cache the build uses.
 
-Each reach is a small function or a name here, named in :data:`REACHES` with the
-signature it was written against (jupyter_client's provisioner is public, but the warm
-kernels rely on how its local one works inside). ``tests/test_upstream.py`` resolves
-every entry and compares signatures, so an upgrade that moves or changes one fails
-there, by name. Nothing else in the build imports a private name.
+Each is used here only, and listed in :data:`REACHES` with the signature it was written
+against, which ``tests/test_upstream.py`` checks.
 """
 
 from __future__ import annotations
@@ -53,11 +50,7 @@ class PrivateAPI:
 
 
 _UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
-_PROVISIONER = (
-    "a public way to start a local kernel's process in jupyter_client; with MyST-NB 1.5's "
-    "kernel_manager_class (PRs #721, #725, unreleased) the kernels could be set without "
-    "the entry point, but would still be forked here"
-)
+_PROVISIONER = "a public way to start a local kernel's process in jupyter_client"
 _TRUNCATION = (
     "patch_cache_truncation replaces truncate_caches with one that relies on it",
     "jupyter-cache picking the records to drop in one query (jupyter_cache/cache/db.py)",
@@ -176,13 +169,9 @@ def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
 
 
 def patch_cache_truncation() -> None:
-    """Make jupyter-cache pick the records it drops in one query.
+    """Make jupyter-cache pick the records it drops in one query, safe for ``-j``.
 
-    It found the least recently used records beyond its limit with two queries (those to
-    keep, then every record not among them), so a record that a page read side by side
-    (``-j``) cached between the two was dropped at once: the page ran again next build,
-    or the build stopped with ``KeyError: 'Notebook file does not exist for cache
-    record PK: ...'``. Patching twice is harmless: the replacement calls no original.
+    Patching twice is harmless: the replacement calls no original.
     """
     from jupyter_cache.cache import main
     from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
