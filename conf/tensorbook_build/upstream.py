@@ -66,7 +66,7 @@ REACHES = (
     PrivateAPI(
         "myst_nb.core.render:coalesce_streams",
         "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
-        "replaced by outputs.join_streams, which joins stream chunks first",
+        "replaced by extensions.outputs.join_streams, which joins stream chunks first",
         "MyST-NB joining stream chunks exactly (executablebooks/MyST-NB#690)",
     ),
     PrivateAPI(
