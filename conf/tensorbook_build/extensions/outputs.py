@@ -45,25 +45,12 @@ def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) ->
 
 
 def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
-    r"""Name the page, the failing cell and its exception, from MyST-NB's execution record.
+    """Name the page, the failing cell and its exception, from MyST-NB's execution record.
 
     ``error`` is the record's exception name (nbclient's ``CellExecutionError`` or
     ``CellTimeoutError``) and ``traceback`` its text, which quotes the cell between
     two rules and ends with the kernel's own last line. The message quotes the cell
     and says what to do; the traceback is left to the file MyST-NB saves it in.
-
-    Examples
-    --------
-    >>> page = ("```{code-cell} ipython3\nimport time\n```\n\n"
-    ...         "```{code-cell} ipython3\nwhile True: pass\n```\n")
-    >>> text = ("Traceback (most recent call last):\n  File ...\nnbclient.exceptions."
-    ...     "CellTimeoutError: A cell timed out while it was being executed, after 120 "
-    ...     "seconds.\n------------------\nwhile True: pass\n------------------\n")
-    >>> print(describe_failure("docs/x.md", page, "CellTimeoutError", text))
-    docs/x.md: code cell 2 (line 6) did not finish in 120 seconds, and was stopped
-        while True: pass
-    If it needs longer, give the page more time in its front matter
-    (mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.
     """
     text = _ANSI.sub("", traceback)
     # the exception's message: what follows the last frame of Python's traceback
@@ -104,9 +91,8 @@ def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
 def stop(message: str) -> NoReturn:
     """End the build now, with ``message`` as its one error.
 
-    Sphinx reports any exception an extension raises with its crash report (versions,
-    extensions, traceback: sphinx-doc/sphinx#14543); it lets ``SystemExit`` through,
-    so the build ends with the message alone, as Sphinx logs an error.
+    Sphinx lets ``SystemExit`` through, where any other exception gets its crash report
+    (sphinx-doc/sphinx#14543).
     """
     logger.error(message)
     raise SystemExit(2)
