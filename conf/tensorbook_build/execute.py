@@ -7,16 +7,16 @@ jupyter-cache keys a notebook on its code alone, so each page gets a hidden cell
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Container, Mapping
+from collections.abc import Container
 from functools import cache
 from pathlib import Path
 
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
 
-PACKAGE = "tensorbook"
 OUTPUTS_READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
 """A file the source edition's build creates once every page's outputs are in the cache
 (the build driver then starts the translations, which read them from there)."""
@@ -29,21 +29,19 @@ _CODE_CELL = re.compile(
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def kernel_environment(
-    device: str, src: Path, environ: Mapping[str, str] = os.environ
-) -> dict[str, str]:
+def kernel_environment(device: str, src: Path) -> dict[str, str]:
     """The kernels' variables: the device, ``src`` first on the path, one intra-op thread.
 
     Examples
     --------
-    >>> env = kernel_environment("cpu", Path("/book/src"), {"PYTHONPATH": "/x"})
-    >>> env["TENSORBOOK_DEVICE"], env["PYTHONPATH"].split(os.pathsep), env["OMP_NUM_THREADS"]
-    ('cpu', ['/book/src', '/x'], '1')
+    >>> env = kernel_environment("cpu", Path("/book/src"))
+    >>> env["TENSORBOOK_DEVICE"], env["PYTHONPATH"].split(os.pathsep)[0], env["OMP_NUM_THREADS"]
+    ('cpu', '/book/src', '1')
     """
     src_path = str(src)
     paths = [
         src_path,
-        *(p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
+        *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
     ]
     return {
         DEVICE_VARIABLE: device,
@@ -69,7 +67,7 @@ def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
 @cache
 def package_modules(src_dir: Path) -> dict[str, Path]:
     """Map every module of the package under ``src_dir`` to its file."""
-    root = src_dir / PACKAGE
+    root = src_dir / "tensorbook"
     modules = {}
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(src_dir).with_suffix("").parts
@@ -108,15 +106,12 @@ def page_code(source: str) -> list[str]:
 
 
 def _parse_cell(code: str) -> ast.AST | None:
-    try:
-        return ast.parse(code)
-    except SyntaxError:
-        # IPython magics and shell escapes are not Python; they import nothing of ours
-        kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
-        try:
-            return ast.parse("\n".join(kept))
-        except SyntaxError:
-            return None
+    # IPython magics and shell escapes are not Python; they import nothing of ours
+    kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    for text in (code, "\n".join(kept)):
+        with contextlib.suppress(SyntaxError):
+            return ast.parse(text)
+    return None
 
 
 def page_dependencies(source: str, src_dir: Path) -> list[str]:

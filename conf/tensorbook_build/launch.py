@@ -143,11 +143,7 @@ class Forked:
 
 
 def start(
-    command: Sequence[str],
-    environment: Mapping[str, str],
-    *,
-    capture: bool,
-    conf: Path,
+    command: Sequence[str], environment: Mapping[str, str], *, capture: bool, conf: Path
 ) -> Forked | subprocess.Popen[str]:
     """Start an edition's ``command``: forked warm where it can be, else a new process."""
     if can_fork(command):

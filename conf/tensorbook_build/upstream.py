@@ -49,6 +49,7 @@ class PrivateAPI:
         return pkgutil.resolve_name(self.target)
 
 
+Merge = Callable[[list[Any]], list[Any]]
 _UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
 _PROVISIONER = "a public way to start a local kernel's process in jupyter_client"
 _TRUNCATION = (
@@ -78,8 +79,7 @@ REACHES = (
     PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.launch_kernel",
         "(self, cmd: list[str], **kwargs: Any) -> jupyter_client.connect.KernelConnectionInfo",
-        "kernels.WarmProvisioner forks the kernel instead, and sets the attributes the "
-        "other methods read: process (a Popen-like object), pid, pgid, cwd",
+        "kernels.WarmProvisioner forks the kernel, and sets process, pid, pgid and cwd itself",
         _PROVISIONER,
     ),
     PrivateAPI(
@@ -148,13 +148,8 @@ def current_signature(reach: PrivateAPI) -> str | None:
     return str(inspect.signature(found))
 
 
-def patch_stream_coalescing(
-    replacement: Callable[[list[Any]], list[Any]],
-) -> Callable[[list[Any]], list[Any]]:
-    """Make MyST-NB's renderer merge stream outputs with ``replacement``.
-
-    Return the original, which the replacement calls.
-    """
+def patch_stream_coalescing(replacement: Merge) -> Merge:
+    """Make MyST-NB's renderer merge stream outputs with ``replacement``; return its own."""
     import myst_nb.core.render
 
     original = myst_nb.core.render.coalesce_streams
@@ -195,10 +190,7 @@ def patch_cache_truncation() -> None:
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
-    """Where MyST-NB writes executed notebooks and their images.
-
-    MyST-NB keeps its configuration on the environment, made at ``builder-inited``.
-    """
+    """Where MyST-NB writes executed notebooks and their images (from ``builder-inited`` on)."""
     mystnb_env = cast(SphinxEnvType, env)  # MyST-NB's type for the environment it fills
     mystnb_env.mystnb_config = mystnb_env.mystnb_config.copy(output_folder=folder)
 
