@@ -69,23 +69,17 @@ def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
     quoted = "\n".join(f"    {line}" for line in cell.splitlines())
     timeout = _TIMEOUT.search(message)
     if error == "CellTimeoutError" and timeout:
-        return "\n".join(
-            [
-                f"{page}: {where} did not finish in {timeout[1]} seconds, and was stopped",
-                quoted,
-                "If it needs longer, give the page more time in its front matter",
-                "(mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py.",
-            ]
+        what = f"did not finish in {timeout[1]} seconds, and was stopped"
+        advice = (
+            "If it needs longer, give the page more time in its front matter\n"
+            "(mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py."
         )
-    # the kernel's traceback ends with its exception's own line ("NameError: ...")
-    kernel = [line for line in parts[-1].splitlines() if line.strip()] if cell else []
-    return "\n".join(
-        [
-            f"{page}: {where} raised {kernel[-1] if kernel else error or 'no result'}",
-            quoted,
-            "Fix the cell, or tag it raises-exception if the book means to show this error.",
-        ]
-    )
+    else:
+        # the kernel's traceback ends with its exception's own line ("NameError: ...")
+        kernel = [line for line in parts[-1].splitlines() if line.strip()] if cell else []
+        what = f"raised {kernel[-1] if kernel else error or 'no result'}"
+        advice = "Fix the cell, or tag it raises-exception if the book means to show this error."
+    return f"{page}: {where} {what}\n{quoted}\n{advice}"
 
 
 def stop(message: str) -> NoReturn:
