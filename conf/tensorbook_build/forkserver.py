@@ -88,8 +88,7 @@ def running(
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
     ``cwd`` and ``environment`` are the kernels' (the pages' folder, and
-    :func:`tensorbook_build.execute.kernel_environment`), so its children start as
-    fresh kernels would.
+    :func:`~tensorbook_build.execute.kernel_environment`): its children start as fresh ones.
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"

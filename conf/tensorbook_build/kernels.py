@@ -1,8 +1,4 @@
-"""The pages' ``python3`` kernel spec, whose provisioner forks each kernel warm.
-
-Its channels are Unix sockets in a private folder: nothing else on the machine can
-connect, and the kernels do not warn of unencrypted traffic.
-"""
+"""The pages' ``python3`` kernel spec, whose provisioner forks each kernel warm, on IPC."""
 
 from __future__ import annotations
 

@@ -48,6 +48,13 @@ class PrivateAPI:
         """The object the target names; ImportError or AttributeError when it moved."""
         return pkgutil.resolve_name(self.target)
 
+    def current_signature(self) -> str | None:
+        """The installed library's signature for the target, as :data:`REACHES` spells it."""
+        found = self.resolve()
+        if self.signature is None or not callable(found):
+            return None
+        return str(inspect.signature(found))
+
 
 Merge = Callable[[list[Any]], list[Any]]
 _UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
@@ -138,14 +145,6 @@ REACHES = (
     PrivateAPI("jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT", None, *_TRUNCATION),
     PrivateAPI("jupyter_cache.cache.db:NbCacheRecord.accessed", None, *_TRUNCATION),
 )
-
-
-def current_signature(reach: PrivateAPI) -> str | None:
-    """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
-    found = reach.resolve()
-    if reach.signature is None or not callable(found):
-        return None
-    return str(inspect.signature(found))
 
 
 def patch_stream_coalescing(replacement: Merge) -> Merge:

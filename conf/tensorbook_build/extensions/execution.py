@@ -1,8 +1,4 @@
-"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels and each page's cache key.
-
-It also sends the executed notebooks beside the site, tells the build driver when every
-output is in the cache, and runs the fork server where the driver does not.
-"""
+"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels and each page's cache key."""
 
 from __future__ import annotations
 
@@ -80,8 +76,7 @@ def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     if not docnames:
         return
-    # Matplotlib logs a warning while it builds its font cache, the first time it is
-    # imported on a machine; let that happen here rather than in a page's output.
+    # Matplotlib warns while it first builds its font cache: here, not in a page's output
     import matplotlib.font_manager  # noqa: F401
     from jupyter_cache import get_cache
 

@@ -1,7 +1,4 @@
-"""What a page's executed cells become: exact printed text, and failures that say where.
-
-Also how the build stops with one error and no crash report.
-"""
+"""Exact printed text, failed cells that say where and what to do, and how the build stops."""
 
 from __future__ import annotations
 
@@ -26,10 +23,8 @@ _TIMEOUT = re.compile(r"after (\d+) seconds")
 def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) -> list[Any]:
     """Join stream chunks by concatenation, then let ``merge`` (MyST-NB's) do the rest.
 
-    MyST-NB strips each chunk and appends a newline, so a line that the kernel
-    flushed in two pieces (``print`` writes the text and the newline apart) gains a
-    blank line or not depending on timing; joining first makes the result depend
-    only on the text.
+    MyST-NB strips each chunk and appends a newline, so a line that ``print`` flushed in
+    two pieces (the text, then the newline) would gain a blank line, depending on timing.
     """
     joined: list[Any] = []
     streams: dict[str, Any] = {}  # each stream's one output, by name
@@ -45,12 +40,11 @@ def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) ->
 
 
 def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
-    """Name the page, the failing cell and its exception, from MyST-NB's execution record.
+    """Name the page, the failing cell and its exception, quote the cell, say what to do.
 
-    ``error`` is the record's exception name (nbclient's ``CellExecutionError`` or
-    ``CellTimeoutError``) and ``traceback`` its text, which quotes the cell between
-    two rules and ends with the kernel's own last line. The message quotes the cell
-    and says what to do; the traceback is left to the file MyST-NB saves it in.
+    ``error`` and ``traceback`` come from MyST-NB's execution record: nbclient's exception
+    name (``CellExecutionError`` or ``CellTimeoutError``) and its text, which quotes the
+    cell between two rules and ends with the kernel's own last line.
     """
     text = _ANSI.sub("", traceback)
     # the exception's message: what follows the last frame of Python's traceback
