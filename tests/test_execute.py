@@ -12,7 +12,7 @@ import torch
 from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.extensions.execution import code_digest
-from tensorbook_build.outputs import join_streams
+from tensorbook_build.extensions.outputs import join_streams
 from tensorbook_build.settings import DEVICE_VARIABLE
 from tests.support.book import (
     ROOT,

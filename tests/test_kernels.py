@@ -181,9 +181,13 @@ def test_a_killed_build_leaves_no_process_and_the_next_build_is_right(tmp_path):
     ]
     env = {**os.environ, "PYTHONPATH": str(tree / "conf")}
     build = subprocess.Popen(
-        command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        command,
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 120
     while len(_fork_processes(tree)) < 2 and time.monotonic() < deadline:  # a server, a kernel
         time.sleep(0.2)

@@ -29,7 +29,7 @@ def test_each_private_name_is_where_it_was_and_takes_what_it_took(reach):
         pytest.fail(f"{reach.target} moved ({error}); the build uses it: {reach.why}")
     assert found is not None
     assert reach.retired_by.strip(), f"{reach.target}: say what upstream change would retire it"
-    assert upstream.current_signature(reach) == reach.signature, (
+    assert reach.current_signature() == reach.signature, (
         f"{reach.target} changed its signature; the build was written for {reach.signature}: "
         f"{reach.why}"
     )

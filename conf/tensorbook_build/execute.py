@@ -1,28 +1,24 @@
 """What a page's execution depends on, and the environment its kernel runs in.
 
-jupyter-cache keys a notebook on the text of its code cells alone; a page's outputs
-also depend on the ``tensorbook`` modules it imports, the device and torch. Every page
-therefore gets a hidden cell (:func:`context_cell`) that names them, with a hash of each
-module it imports, directly or not (:func:`page_hashes`), and its kernel executes that
-very source (:func:`kernel_environment` puts ``src`` first on the path).
+jupyter-cache keys a notebook on its code alone, so each page gets a hidden cell
+(:func:`context_cell`) naming the device, torch and a hash of every module it imports.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Container, Mapping
+from collections.abc import Container
 from functools import cache
 from pathlib import Path
 
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
 
-PACKAGE = "tensorbook"
 OUTPUTS_READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
-"""A file the source edition's build creates once every page's outputs are in the cache
-(the build driver then starts the translations, which read them from there)."""
+"""A file the source edition creates once every page's outputs are in the cache."""
 
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _CODE_CELL = re.compile(
@@ -32,23 +28,19 @@ _CODE_CELL = re.compile(
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def kernel_environment(
-    device: str, src: Path, environ: Mapping[str, str] = os.environ
-) -> dict[str, str]:
+def kernel_environment(device: str, src: Path) -> dict[str, str]:
     """The kernels' variables: the device, ``src`` first on the path, one intra-op thread.
-
-    One thread each, because pages execute side by side.
 
     Examples
     --------
-    >>> env = kernel_environment("cpu", Path("/book/src"), {"PYTHONPATH": "/x"})
-    >>> env["TENSORBOOK_DEVICE"], env["PYTHONPATH"].split(os.pathsep), env["OMP_NUM_THREADS"]
-    ('cpu', ['/book/src', '/x'], '1')
+    >>> env = kernel_environment("cpu", Path("/book/src"))
+    >>> env["TENSORBOOK_DEVICE"], env["PYTHONPATH"].split(os.pathsep)[0], env["OMP_NUM_THREADS"]
+    ('cpu', '/book/src', '1')
     """
     src_path = str(src)
     paths = [
         src_path,
-        *(p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
+        *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
     ]
     return {
         DEVICE_VARIABLE: device,
@@ -74,7 +66,7 @@ def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
 @cache
 def package_modules(src_dir: Path) -> dict[str, Path]:
     """Map every module of the package under ``src_dir`` to its file."""
-    root = src_dir / PACKAGE
+    root = src_dir / "tensorbook"
     modules = {}
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(src_dir).with_suffix("").parts
@@ -99,13 +91,7 @@ def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
 
 
 def page_code(source: str) -> list[str]:
-    r"""The code of each ``code-cell`` of a MyST-NB page, without its option lines.
-
-    Examples
-    --------
-    >>> page_code("```{code-cell} ipython3\n:tags: [hide-output]\n\nx = 1\n```\n")
-    ['\nx = 1']
-    """
+    """The code of each ``code-cell`` of a MyST-NB page, without its option lines."""
     cells = []
     for match in _CODE_CELL.finditer(source):
         lines = match.group("body").splitlines()
@@ -119,15 +105,12 @@ def page_code(source: str) -> list[str]:
 
 
 def _parse_cell(code: str) -> ast.AST | None:
-    try:
-        return ast.parse(code)
-    except SyntaxError:
-        # IPython magics and shell escapes are not Python; they import nothing of ours
-        kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
-        try:
-            return ast.parse("\n".join(kept))
-        except SyntaxError:
-            return None
+    # IPython magics and shell escapes are not Python; they import nothing of ours
+    kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    for text in (code, "\n".join(kept)):
+        with contextlib.suppress(SyntaxError):
+            return ast.parse(text)
+    return None
 
 
 def page_dependencies(source: str, src_dir: Path) -> list[str]:
@@ -148,7 +131,7 @@ def page_dependencies(source: str, src_dir: Path) -> list[str]:
 
 @cache
 def _file_hash(path: Path) -> str:
-    """A short hash of a module's bytes; read once per build, however many pages use it."""
+    """A short hash of a module's bytes, read once per build."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 

@@ -1,10 +1,7 @@
 """Warm kernels: one process imports what the pages import, then forks a kernel per page.
 
-The server (``python -m tensorbook_build.forkserver SOCKET``) runs in the pages' folder
-with the kernels' environment, so that its children start as fresh kernels would. It
-never touches CUDA (a child that needs a GPU initialises it). It dies with the process
-that started it (Linux's parent-death signal), and each kernel with it (ipykernel's
-parent poller), so a killed build leaves nothing behind.
+The server never touches CUDA (a child that needs a GPU initialises it). It dies with
+the process that started it, and each kernel with it, so a killed build leaves nothing.
 """
 
 from __future__ import annotations
@@ -90,9 +87,8 @@ def running(
 ) -> Iterator[Path]:
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
-    ``cwd`` is the pages' folder, where MyST-NB runs their kernels; ``environment``
-    holds the kernels' variables (:func:`tensorbook_build.execute.kernel_environment`),
-    so that torch is imported with the thread count the kernels will use.
+    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and
+    :func:`~tensorbook_build.execute.kernel_environment`): its children start as fresh ones.
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"

@@ -1,11 +1,4 @@
-"""The pages' kernels: forked warm, and talking over IPC, not TCP.
-
-The build puts a ``python3`` kernel spec first on ``JUPYTER_PATH``
-(:func:`write_kernel_spec`), whose provisioner (:class:`WarmProvisioner`) puts the
-kernel's channels on Unix sockets in a private folder (nothing else on the machine can
-connect, and the kernels do not warn of unencrypted traffic), forks the kernel from
-the build's fork server where it runs one, and gives its manager :class:`ReadyClient`.
-"""
+"""The pages' ``python3`` kernel spec, whose provisioner forks each kernel warm, on IPC."""
 
 from __future__ import annotations
 
@@ -31,9 +24,8 @@ from tensorbook_build.upstream import LocalProvisioner, adopt_kernel_info
 class ForkedKernel:
     """A kernel the fork server forked, as much a ``Popen`` as jupyter_client uses.
 
-    It is the server's child: its end is seen by its absence, its exit status unknown.
-    jupyter_client signals the kernel's process group, and calls ``send_signal`` only
-    where that fails (``kill`` and ``terminate`` only where this raises: it does not).
+    Its exit status is unknown (it is the server's child); jupyter_client signals its
+    process group, and calls ``send_signal`` only where that fails.
     """
 
     stdin = stdout = stderr = None
@@ -62,12 +54,11 @@ class ForkedKernel:
 
 
 class ReadyClient(AsyncKernelClient):
-    """jupyter_client's asynchronous client, ready as soon as its kernel is.
+    """jupyter_client's asynchronous client, without its 0.2 s wait for quiet on IOPub.
 
-    jupyter_client's own waits, every time, for 0.2 s of quiet on IOPub. This one is
-    ready once the kernel has answered a ``kernel_info_request`` on the shell channel
-    and gone idle after it on IOPub, which proves both channels connected. Older
-    messages may stay queued: a page's client reads only replies to its own requests.
+    Ready once the kernel has answered ``kernel_info`` on the shell channel and gone
+    idle after it on IOPub, which proves both channels connected. Older messages may
+    stay queued: a page's client reads only replies to its own requests.
     """
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
@@ -75,8 +66,8 @@ class ReadyClient(AsyncKernelClient):
         deadline = time.monotonic() + (math.inf if timeout is None else timeout)
         while True:
             asked = self.kernel_info()
-            # the shell reply may take a second (a kernel still starting); the IOPub status a
-            # moment after it, unless IOPub is still connecting: then the next request's will
+            # a starting kernel may take a second to reply; if IOPub is still connecting,
+            # the next request's status comes instead
             reply = await self._message(self.shell_channel, asked, 1.0, "kernel_info_reply")
             if reply and await self._message(self.iopub_channel, asked, 0.2, "status", "idle"):
                 adopt_kernel_info(self, reply)
@@ -140,7 +131,6 @@ class WarmProvisioner(LocalProvisioner):
         env = dict(kwargs.get("env") or os.environ)
         task = {"connection_file": cmd[cmd.index("-f") + 1], "env": env, "cwd": cwd}
         pid = int(request(Path(server), task))
-        # a stand-in for the Popen the field is typed as: the methods jupyter_client calls
         self.process = ForkedKernel(pid)  # type: ignore[assignment]
         self.pid = self.pgid = pid  # the child made its own process group
         self.cwd = cwd
@@ -154,17 +144,7 @@ class WarmProvisioner(LocalProvisioner):
 
 
 def write_kernel_spec(folder: Path) -> Path:
-    """Write the ``python3`` kernel spec under ``folder``, the entry for ``JUPYTER_PATH``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     spec = json.loads((write_kernel_spec(Path(tmp)) / "kernels" / "python3"
-    ...                        / "kernel.json").read_text())
-    >>> spec["argv"][1:], spec["metadata"]["kernel_provisioner"]["provisioner_name"]
-    (['-m', 'ipykernel_launcher', '-f', '{connection_file}'], 'tensorbook-warm')
-    """
+    """Write the ``python3`` kernel spec under ``folder``, the entry for ``JUPYTER_PATH``."""
     spec = {
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (ipykernel)",

@@ -1,9 +1,7 @@
 """How the build driver starts each edition's Sphinx: forked warm, or as a new process.
 
-The driver imports Sphinx, the extensions and the theme once, and forks each edition's
-``python -m sphinx`` from itself (:class:`Forked`), which then runs as a new process
-would. Forking is safe only in a process that runs no other thread; elsewhere (a test
-runner, say) :func:`start` starts a new process.
+The driver imports Sphinx, the extensions and the theme once, and forks each edition
+from itself; forking is safe only in a process that runs no other thread.
 """
 
 from __future__ import annotations
@@ -25,11 +23,9 @@ _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
 
 
 def _threads() -> int:
-    """How many threads this process runs, native ones included (Linux counts them)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
+    """How many threads this process runs, native ones included (Linux lists them)."""
+    with contextlib.suppress(OSError):
+        return len(list(Path("/proc/self/task").iterdir()))
     return 0  # not known: not safe
 
 
@@ -39,10 +35,7 @@ def can_fork(command: Sequence[str]) -> bool:
 
 
 def warm_up(conf: Path) -> None:
-    """Import, once, Sphinx and the extensions and theme ``conf/conf.py`` names.
-
-    The file is read, not run: running ``conf.py`` is the child's job.
-    """
+    """Import Sphinx and the extensions and theme ``conf/conf.py`` names (read, not run)."""
     modules = list(_ALWAYS)
     for node in ast.parse((conf / "conf.py").read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -58,10 +51,7 @@ def warm_up(conf: Path) -> None:
 
 
 def prepare(conf: Path, languages: Sequence[str]) -> None:
-    """Load, while the source edition builds, what the editions in ``languages`` need.
-
-    Only where this process can fork them, and so share it.
-    """
+    """Load, while the source edition builds, what the editions in ``languages`` need."""
     if languages and _threads() == 1:
         warm_up(conf)
 
@@ -74,7 +64,7 @@ def run_child(
 ) -> NoReturn:
     """In a forked child: ``before()``, then ``python -m module arguments``; never returns.
 
-    ``environment`` is the module's whole environment; the child exits with its status.
+    ``environment`` is the module's whole environment.
     """
     code = 0
     try:
@@ -151,11 +141,7 @@ class Forked:
 
 
 def start(
-    command: Sequence[str],
-    environment: Mapping[str, str],
-    *,
-    capture: bool,
-    conf: Path,
+    command: Sequence[str], environment: Mapping[str, str], *, capture: bool, conf: Path
 ) -> Forked | subprocess.Popen[str]:
     """Start an edition's ``command``: forked warm where it can be, else a new process."""
     if can_fork(command):

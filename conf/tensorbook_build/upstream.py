@@ -1,10 +1,7 @@
 """Every private API of MyST-NB, Sphinx, jupyter_client and jupyter-cache the build uses.
 
-Each reach is a small function or a name here, named in :data:`REACHES` with the
-signature it was written against (jupyter_client's provisioner is public, but the warm
-kernels rely on how its local one works inside). ``tests/test_upstream.py`` resolves
-every entry and compares signatures, so an upgrade that moves or changes one fails
-there, by name. Nothing else in the build imports a private name.
+Each is used here only, and listed in :data:`REACHES` with the signature it was written
+against, which ``tests/test_upstream.py`` checks.
 """
 
 from __future__ import annotations
@@ -51,13 +48,17 @@ class PrivateAPI:
         """The object the target names; ImportError or AttributeError when it moved."""
         return pkgutil.resolve_name(self.target)
 
+    def current_signature(self) -> str | None:
+        """The installed library's signature for the target, as :data:`REACHES` spells it."""
+        found = self.resolve()
+        if self.signature is None or not callable(found):
+            return None
+        return str(inspect.signature(found))
 
+
+Merge = Callable[[list[Any]], list[Any]]
 _UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
-_PROVISIONER = (
-    "a public way to start a local kernel's process in jupyter_client; with MyST-NB 1.5's "
-    "kernel_manager_class (PRs #721, #725, unreleased) the kernels could be set without "
-    "the entry point, but would still be forked here"
-)
+_PROVISIONER = "a public way to start a local kernel's process in jupyter_client"
 _TRUNCATION = (
     "patch_cache_truncation replaces truncate_caches with one that relies on it",
     "jupyter-cache picking the records to drop in one query (jupyter_cache/cache/db.py)",
@@ -73,7 +74,7 @@ REACHES = (
     PrivateAPI(
         "myst_nb.core.render:coalesce_streams",
         "(outputs: 'list[NotebookNode]') -> 'list[NotebookNode]'",
-        "replaced by outputs.join_streams, which joins stream chunks first",
+        "replaced by extensions.outputs.join_streams, which joins stream chunks first",
         "MyST-NB joining stream chunks exactly (executablebooks/MyST-NB#690)",
     ),
     PrivateAPI(
@@ -85,8 +86,7 @@ REACHES = (
     PrivateAPI(
         "jupyter_client.provisioning:LocalProvisioner.launch_kernel",
         "(self, cmd: list[str], **kwargs: Any) -> jupyter_client.connect.KernelConnectionInfo",
-        "kernels.WarmProvisioner forks the kernel instead, and sets the attributes the "
-        "other methods read: process (a Popen-like object), pid, pgid, cwd",
+        "kernels.WarmProvisioner forks the kernel, and sets process, pid, pgid and cwd itself",
         _PROVISIONER,
     ),
     PrivateAPI(
@@ -147,21 +147,8 @@ REACHES = (
 )
 
 
-def current_signature(reach: PrivateAPI) -> str | None:
-    """The signature the installed library has for ``reach``, as :data:`REACHES` spells it."""
-    found = reach.resolve()
-    if reach.signature is None or not callable(found):
-        return None
-    return str(inspect.signature(found))
-
-
-def patch_stream_coalescing(
-    replacement: Callable[[list[Any]], list[Any]],
-) -> Callable[[list[Any]], list[Any]]:
-    """Make MyST-NB's renderer merge stream outputs with ``replacement``.
-
-    Return the original, which the replacement calls.
-    """
+def patch_stream_coalescing(replacement: Merge) -> Merge:
+    """Make MyST-NB's renderer merge stream outputs with ``replacement``; return its own."""
     import myst_nb.core.render
 
     original = myst_nb.core.render.coalesce_streams
@@ -176,13 +163,9 @@ def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
 
 
 def patch_cache_truncation() -> None:
-    """Make jupyter-cache pick the records it drops in one query.
+    """Make jupyter-cache pick the records it drops in one query, safe for ``-j``.
 
-    It found the least recently used records beyond its limit with two queries (those to
-    keep, then every record not among them), so a record that a page read side by side
-    (``-j``) cached between the two was dropped at once: the page ran again next build,
-    or the build stopped with ``KeyError: 'Notebook file does not exist for cache
-    record PK: ...'``. Patching twice is harmless: the replacement calls no original.
+    Patching twice is harmless: the replacement calls no original.
     """
     from jupyter_cache.cache import main
     from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
@@ -206,10 +189,7 @@ def patch_cache_truncation() -> None:
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
-    """Where MyST-NB writes executed notebooks and their images.
-
-    MyST-NB keeps its configuration on the environment, made at ``builder-inited``.
-    """
+    """Where MyST-NB writes executed notebooks and their images (from ``builder-inited`` on)."""
     mystnb_env = cast(SphinxEnvType, env)  # MyST-NB's type for the environment it fills
     mystnb_env.mystnb_config = mystnb_env.mystnb_config.copy(output_folder=folder)
 

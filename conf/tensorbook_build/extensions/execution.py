@@ -1,9 +1,4 @@
-"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels and each page's cache key.
-
-It resolves the device, sets the kernels' environment and kernel spec, keys each page on
-what it imports, sends the executed notebooks beside the site, tells the build driver
-when every output is in the cache, and runs the fork server where the driver does not.
-"""
+"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels and each page's cache key."""
 
 from __future__ import annotations
 
@@ -20,7 +15,6 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from tensorbook.device import DeviceUnavailableError, choose_device
-from tensorbook_build import forkserver
 from tensorbook_build.execute import (
     OUTPUTS_READY_VARIABLE,
     context_cell,
@@ -29,7 +23,7 @@ from tensorbook_build.execute import (
     page_hashes,
 )
 from tensorbook_build.extensions.outputs import stop
-from tensorbook_build.forkserver import FORKSERVER_VARIABLE
+from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
 from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.upstream import (
@@ -52,7 +46,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
     if not config.tensorbook_warm_kernels:
         os.environ.pop(FORKSERVER_VARIABLE, None)  # fresh kernels, even under the driver
-    # the pages' python3 kernel: ipykernel's, over IPC (tensorbook_build.kernels)
     specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
@@ -70,8 +63,7 @@ def code_digest(package: Path) -> str:
 
 
 def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    # the page depends on the modules it imports: editing one re-reads, and so
-    # re-executes, only the pages that import it
+    # editing a module re-reads, and so re-executes, only the pages that import it
     if not is_text_notebook(source[0]):
         return
     hashes = page_hashes(source[0], Path(app.config.tensorbook_src_dir).resolve())
@@ -84,8 +76,7 @@ def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     if not docnames:
         return
-    # Matplotlib logs a warning while it builds its font cache, the first time it is
-    # imported on a machine; let that happen here rather than in a page's output.
+    # Matplotlib warns while it first builds its font cache: here, not in a page's output
     import matplotlib.font_manager  # noqa: F401
     from jupyter_cache import get_cache
 
@@ -99,26 +90,23 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
         # Started before the readers fork, so that they inherit where it listens; it
         # imports while Sphinx reads, and a reader that asks for a kernel first waits.
         stack = contextlib.ExitStack()
-        socket = stack.enter_context(forkserver.running(Path(app.srcdir), os.environ))
+        socket = stack.enter_context(running(Path(app.srcdir), os.environ))
         os.environ[FORKSERVER_VARIABLE] = str(socket)
         stack.callback(os.environ.pop, FORKSERVER_VARIABLE, None)
         app.connect("build-finished", lambda *_: stack.close())
 
 
 def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> None:
-    # every page is read, so every output is in the cache: the driver may start the
-    # translations, which read them from there, while this edition writes its pages
+    # every output is in the cache: the driver may start the translations beside this edition
     marker = os.environ.get(OUTPUTS_READY_VARIABLE)
     if marker and app.config.language == SOURCE_LANGUAGE:
         Path(marker).touch()
 
 
 def _on_builder_inited(app: Sphinx) -> None:
-    # MyST-NB saves a failed page's traceback in the edition's folder: a later build
-    # must not publish it
+    # a failed page's traceback, which MyST-NB saves there, must not be published later
     shutil.rmtree(Path(app.outdir, "reports"), ignore_errors=True)
-    # MyST-NB writes executed notebooks and their images beside the output folder,
-    # which, with one output folder per language inside the site, would publish them.
+    # MyST-NB writes executed notebooks beside the output folder, which is inside the site
     if app.config.tensorbook_output_folder:
         folder = str(Path(app.config.tensorbook_output_folder).resolve())
         set_notebook_output_folder(app.env, folder)
@@ -129,19 +117,15 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("tensorbook_device", "cpu", "env", types=[str])
     app.add_config_value("tensorbook_src_dir", str(LAYOUT.src), "env", types=[str])
     app.add_config_value("tensorbook_output_folder", "", "env", types=[str])
-    # kernels forked from a warm server (tensorbook_build.forkserver); 0 starts each afresh,
-    # which gives the same pages (tests/test_book.py builds the book both ways)
+    # 0 starts each kernel afresh, which gives the same pages (tests/test_book.py)
     app.add_config_value("tensorbook_warm_kernels", True, "", types=[bool, int])
-    # pages read side by side cache their notebooks at once (upstream.patch_cache_truncation)
     patch_cache_truncation()
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
     app.connect("source-read", _on_source_read)
     app.connect("env-before-read-docs", _on_before_read)
     app.connect("env-updated", _on_env_updated)
-    # A new torch, or an edit to the build's own code, makes Sphinx read every page again
-    # (the device is a setting of its own): each page is keyed anew, and none keeps what
-    # the old extensions made of it.
+    # a new torch, or an edit to the build's code, makes Sphinx read every page again
     build_code = code_digest(Path(__file__).resolve().parents[1])
     version = int(hashlib.sha256(f"{build_code} {_TORCH}".encode()).hexdigest()[:12], 16)
     return {

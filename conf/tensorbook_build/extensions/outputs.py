@@ -1,31 +1,86 @@
-"""Sphinx adapter for :mod:`tensorbook_build.outputs`, and how the build stops.
-
-Stream text is joined exactly before MyST-NB merges it. A page whose execution failed
-gets, beside MyST-NB's warning (which names the file holding the traceback), one error
-that names the page, the cell, its line and the exception, and says what to do.
-"""
+"""Exact printed text, failed cells that say where and what to do, and how the build stops."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from tensorbook_build.outputs import describe_failure, join_streams
+from tensorbook_build.execute import page_code
 from tensorbook_build.upstream import execution_record, patch_stream_coalescing
 
 logger = logging.getLogger(__name__)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_RULE = re.compile(r"^-{18,}$", re.MULTILINE)  # nbclient's rules around the cell
+_TIMEOUT = re.compile(r"after (\d+) seconds")
+
+
+def join_streams(outputs: list[Any], merge: Callable[[list[Any]], list[Any]]) -> list[Any]:
+    """Join stream chunks by concatenation, then let ``merge`` (MyST-NB's) do the rest.
+
+    MyST-NB strips each chunk and appends a newline, so a line that ``print`` flushed in
+    two pieces (the text, then the newline) would gain a blank line, depending on timing.
+    """
+    joined: list[Any] = []
+    streams: dict[str, Any] = {}  # each stream's one output, by name
+    for output in outputs:
+        if output["output_type"] != "stream":
+            joined.append(output)
+        elif output["name"] in streams:
+            streams[output["name"]]["text"] += output["text"]
+        else:
+            streams[output["name"]] = output.copy()
+            joined.append(streams[output["name"]])
+    return merge(joined)
+
+
+def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
+    """Name the page, the failing cell and its exception, quote the cell, say what to do.
+
+    ``error`` and ``traceback`` come from MyST-NB's execution record: nbclient's exception
+    name (``CellExecutionError`` or ``CellTimeoutError``) and its text, which quotes the
+    cell between two rules and ends with the kernel's own last line.
+    """
+    text = _ANSI.sub("", traceback)
+    # the exception's message: what follows the last frame of Python's traceback
+    frames = text.rpartition("Traceback (most recent call last):\n")[2].splitlines()
+    first = next((i for i, line in enumerate(frames) if not line.startswith(" ")), 0)
+    message = "\n".join(frames[first:]).partition(": ")[2]
+    parts = _RULE.split(message)
+    cell = parts[1].strip("\n") if len(parts) >= 3 else ""
+    where = "a code cell"
+    if cell:
+        numbers = [i for i, code in enumerate(page_code(source), 1) if code.strip() == cell.strip()]
+        offset = source.find(cell)
+        line = source.count("\n", 0, offset) + 1 if offset >= 0 else None
+        if numbers:
+            where = f"code cell {numbers[0]}" + (f" (line {line})" if line else "")
+    quoted = "\n".join(f"    {line}" for line in cell.splitlines())
+    timeout = _TIMEOUT.search(message)
+    if error == "CellTimeoutError" and timeout:
+        what = f"did not finish in {timeout[1]} seconds, and was stopped"
+        advice = (
+            "If it needs longer, give the page more time in its front matter\n"
+            "(mystnb: execution_timeout: 600), or every page with nb_execution_timeout in conf.py."
+        )
+    else:
+        # the kernel's traceback ends with its exception's own line ("NameError: ...")
+        kernel = [line for line in parts[-1].splitlines() if line.strip()] if cell else []
+        what = f"raised {kernel[-1] if kernel else error or 'no result'}"
+        advice = "Fix the cell, or tag it raises-exception if the book means to show this error."
+    return f"{page}: {where} {what}\n{quoted}\n{advice}"
 
 
 def stop(message: str) -> NoReturn:
     """End the build now, with ``message`` as its one error.
 
-    Sphinx reports any exception an extension raises with its crash report (versions,
-    extensions, traceback: sphinx-doc/sphinx#14543); it lets ``SystemExit`` through,
-    so the build ends with the message alone, as Sphinx logs an error.
+    Sphinx lets ``SystemExit`` through, where any other exception gets its crash report
+    (sphinx-doc/sphinx#14543).
     """
     logger.error(message)
     raise SystemExit(2)
