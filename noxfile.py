@@ -356,7 +356,7 @@ def bench(session: nox.Session) -> None:
     """Print build figures: cold, unchanged, after a prose edit, after a src edit."""
     _install(session, "docs")
     session.install(*CONSTRAINTS, "nox")  # it times nox -s docs end to end
-    session.run("python", "-m", "tensorbook_build.tools.bench", *session.posargs)
+    session.run("python", "-m", "tests.support.bench", *session.posargs)
 
 
 # The offline GPU machine's platform, x86-64 Linux: pip download matches --platform tags

@@ -39,7 +39,7 @@ def _appending(path: Path, text: str) -> Callable[[int], None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Time the four situations and print their medians and ratios."""
     parser = argparse.ArgumentParser(
-        prog="python -m tensorbook_build.tools.bench", description=__doc__.splitlines()[0]
+        prog="python -m tests.support.bench", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (default 3)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
