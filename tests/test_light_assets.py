@@ -21,7 +21,7 @@ def test_a_cut_font_keeps_the_theme_s_timestamp_so_builds_are_identical(tmp_path
     for name in ("first", "second"):
         path = tmp_path / f"{name}.woff2"
         shutil.copyfile(shipped, path)
-        subset_font(path, wanted)
+        path.write_bytes(subset_font(path, wanted))
         cut.append(path)
     font = TTFont(cut[0])
     assert set(font.getBestCmap()) == wanted

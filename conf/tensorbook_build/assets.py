@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import logging
 import os
 import re
@@ -165,14 +166,15 @@ def icon_codepoints(css: str) -> set[int]:
 
 
 def subset_font(path: Path, codepoints: set[int]) -> bytes:
-    """Rewrite a WOFF2 font in place with only the glyphs for ``codepoints``; its bytes."""
+    """The WOFF2 font at ``path`` with only the glyphs for ``codepoints``, as bytes."""
     # keeping the theme's own timestamp: saved with the clock's, no two builds were equal
     font = TTFont(path, recalcTimestamp=False)  # loaded as WOFF2, saved as WOFF2
     subsetter = subset.Subsetter(subset.Options(layout_features=["*"], notdef_outline=True))
     subsetter.populate(unicodes=codepoints & set(font.getBestCmap()))
     subsetter.subset(font)
-    font.save(path)
-    return path.read_bytes()
+    cut = io.BytesIO()
+    font.save(cut)
+    return cut.getvalue()
 
 
 class Made:

@@ -33,10 +33,13 @@ from tensorbook_build.settings import (
     JOBS,
     LANGUAGES,
     LAYOUT,
+    PROJECT,
     SOURCE_LANGUAGE,
+    WHEELS,
     Layout,
     pdf_name,
     site_base_url,
+    wheel_name,
 )
 from tensorbook_build.site import write_site_files
 
@@ -160,12 +163,14 @@ def edition_fingerprint(
 ) -> str:
     """A hash of everything an edition is built from.
 
-    The command, the files of ``docs/`` (but the catalogs, for the source edition),
-    ``conf/`` and ``src/``, the installed versions, the base URL, the repository the
+    The command, ``pyproject.toml``, the files of ``docs/`` (but the catalogs, for the
+    source edition), ``conf/`` and ``src/``, the installed versions, the base URL, the repository the
     pages report to and the commit their footers name.
     """
     digest = hashlib.sha256()
     digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
+    # the reader's wheel, which every page links, is built by pyproject.toml from src/
+    digest.update((layout.root / "pyproject.toml").read_bytes())
     for folder in (layout.docs, layout.conf, layout.src):
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(layout.root)
@@ -286,6 +291,9 @@ def build_site(
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
+        # nothing built, nothing of theirs changed (the fingerprints cover their inputs)
+        if not running and all((site / name).is_file() for name in _site_files()):
+            return results
         write_site_files(
             site,
             site_base_url(environment),
@@ -293,6 +301,12 @@ def build_site(
             layout=layout,
         )
     return results
+
+
+def _site_files() -> list[str]:
+    """What :func:`~tensorbook_build.site.write_site_files` writes, relative to the site."""
+    wheel = f"{WHEELS}/{wheel_name(importlib.metadata.version(PROJECT))}"
+    return ["index.html", "404.html", "sitemap.xml", wheel]
 
 
 @dataclass

@@ -155,17 +155,17 @@ def recording_from_notebook(
 def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, bytes]) -> Path:
     """Write one page's recording under ``root/<kind>/``, replacing its earlier figures."""
     folder: Path = root / data["kind"]
+    path = folder / f"{data['page']}.json"
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    if problem := schema_problem(json.loads(text), SCHEMA):  # checked before anything is lost
+        raise _fail(path, problem)
     for old in (folder / data["page"]).glob("*.png"):
         old.unlink()
     for name, content in figures.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(content)
-    path = folder / f"{data['page']}.json"
     folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     path.write_text(text, encoding="utf-8")
-    if problem := schema_problem(json.loads(text), SCHEMA):  # what is written must load
-        raise _fail(path, problem)
     return path
 
 
