@@ -382,6 +382,25 @@ HEADER_OFF_SCREEN = """() => Array.from(document.querySelectorAll(
 }).map(e => e.className || e.textContent.trim())"""
 
 
+LAID_OUT_IN_FULL = """() => {
+  delete document.documentElement.dataset.tbLayout;
+  return document.documentElement.scrollWidth;
+}"""
+LAZY_PARTS = """() => [document.documentElement.dataset.tbLayout, Array.from(
+  document.querySelectorAll('.bd-article > section > section'),
+  part => getComputedStyle(part).contentVisibility)]"""
+LANDED = """id => [Math.round(document.getElementById(id).getBoundingClientRect().top),
+  parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop)]"""
+LINK_INSIDE = """id => {
+  const link = Object.assign(document.createElement('a'), {href: '#' + id, textContent: id});
+  document.querySelector('.bd-article').prepend(link);
+  link.click();
+}"""
+AT_THE_TOP = "document.elementFromPoint(innerWidth / 2, 300).textContent.slice(0, 40)"
+DEEP_PLACES = ["memory-layout-strides", "exercises"]
+"""Sections of the tensors chapter far down the page, with long parts above them."""
+
+
 @pytest.mark.parametrize("width", [360, 412])
 @pytest.mark.parametrize("language", list(LANGUAGES))
 def test_no_page_is_wider_than_a_phone(browser, served, language, width):
@@ -393,6 +412,9 @@ def test_no_page_is_wider_than_a_phone(browser, served, language, width):
         for name in [*CHAPTERS, "terminology"]:
             page, _ = _open(context, served, f"{language}/{name}.html")
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
+            # a part of a chapter off the screen is clipped to its box (content-visibility):
+            # laid out in full, nothing inside it may be wider than the phone either
+            scroll_width = max(scroll_width, page.evaluate(LAID_OUT_IN_FULL))
             off_screen = page.evaluate(HEADER_OFF_SCREEN)
             if scroll_width > width or off_screen:
                 wide[name] = (scroll_width, off_screen)
@@ -400,6 +422,56 @@ def test_no_page_is_wider_than_a_phone(browser, served, language, width):
     finally:
         context.close()
     assert not wide, wide
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
+    """A plain visit lays a chapter's parts out lazily (tensorbook.css); a link to a
+    section from outside, a jump inside the page, the back button (after leaving or
+    after a jump) and a reload still land on the place itself, not where the parts'
+    estimated heights would put it."""
+    context = browser.new_context(viewport={"width": 412, "height": 900})
+    chapter = f"{language}/tensors.html"
+    try:
+        page, _ = _open(context, served, chapter)
+        mode, parts = page.evaluate(LAZY_PARTS)
+        assert mode == "lazy" and parts and set(parts) == {"auto"}, (mode, parts)
+        page.close()
+        landed = {}
+        for place in DEEP_PLACES:
+            page, _ = _open(context, served, f"{chapter}#{place}")
+            landed[f"link to #{place}"] = page.evaluate(LANDED, place)
+            assert page.evaluate(LAZY_PARTS)[0] is None
+            page.close()
+            page, _ = _open(context, served, chapter)
+            page.evaluate(LINK_INSIDE, place)
+            page.wait_for_timeout(500)
+            landed[f"jump to #{place}"] = page.evaluate(LANDED, place)
+            page.close()
+        wrong = {how: (top, padding) for how, (top, padding) in landed.items() if top != padding}
+        assert not wrong, f"(top of the section, where it should be) in px: {wrong}"
+
+        came_back = {}
+        for way in ("back", "reload", "jump and back"):
+            page, _ = _open(context, served, chapter)
+            page.evaluate("window.scrollTo(0, 9000)")
+            page.wait_for_timeout(500)
+            before = page.evaluate(AT_THE_TOP)
+            if way == "back":
+                page.goto(served.base_url + f"{language}/numpy_bridge.html", wait_until="load")
+                page.go_back(wait_until="load")
+            elif way == "reload":
+                page.reload(wait_until="load")
+            else:
+                page.evaluate(LINK_INSIDE, DEEP_PLACES[-1])
+                page.wait_for_timeout(500)
+                page.go_back()
+            page.wait_for_timeout(500)
+            came_back[way] = (before, page.evaluate(AT_THE_TOP))
+            page.close()
+        assert all(a == b for a, b in came_back.values()), came_back
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
