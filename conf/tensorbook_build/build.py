@@ -33,15 +33,12 @@ from tensorbook_build.settings import (
     JOBS,
     LANGUAGES,
     LAYOUT,
-    PROJECT,
     SOURCE_LANGUAGE,
-    WHEELS,
     Layout,
     pdf_name,
     site_base_url,
-    wheel_name,
 )
-from tensorbook_build.site import write_site_files
+from tensorbook_build.site import site_files, write_site_files
 
 
 def _sphinx(builder: str, conf: Path, doctrees: Path, **settings: object) -> list[str]:
@@ -164,8 +161,8 @@ def edition_fingerprint(
     """A hash of everything an edition is built from.
 
     The command, ``pyproject.toml``, the files of ``docs/`` (but the catalogs, for the
-    source edition), ``conf/`` and ``src/``, the installed versions, the base URL, the repository the
-    pages report to and the commit their footers name.
+    source edition), ``conf/`` and ``src/``, the installed versions, the base URL, the
+    repository the pages report to and the commit their footers name.
     """
     digest = hashlib.sha256()
     digest.update("\0".join(a for a in command if a not in _QUIETNESS).encode())
@@ -292,7 +289,7 @@ def build_site(
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
         # nothing built, nothing of theirs changed (the fingerprints cover their inputs)
-        if not running and all((site / name).is_file() for name in _site_files()):
+        if not running and all((site / name).is_file() for name in site_files()):
             return results
         write_site_files(
             site,
@@ -301,12 +298,6 @@ def build_site(
             layout=layout,
         )
     return results
-
-
-def _site_files() -> list[str]:
-    """What :func:`~tensorbook_build.site.write_site_files` writes, relative to the site."""
-    wheel = f"{WHEELS}/{wheel_name(importlib.metadata.version(PROJECT))}"
-    return ["index.html", "404.html", "sitemap.xml", wheel]
 
 
 @dataclass

@@ -70,7 +70,7 @@ def source_commit(
 def report_url(
     repository: str, *, page: str, language: str, commit: Commit | None, device_line: str
 ) -> str:
-    """A new issue in ``repository``, prefilled with the page, its language, commit and device line."""
+    """A new issue in ``repository``, prefilled with the page, language, commit, device line."""
     built_from = "not known" if commit is None else f"{commit.sha} ({commit.date})"
     if commit is not None and commit.modified:
         built_from += " with uncommitted changes"

@@ -7,6 +7,7 @@ come from each edition's ``sphinx.po`` catalog, like the theme's.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from tensorbook_build.settings import (
     Edition,
     Layout,
     site_pages,
+    wheel_name,
 )
 
 
@@ -91,6 +93,12 @@ def write_wheel(folder: Path, root: Path = LAYOUT.root) -> Path:
         [*command, str(folder.resolve())], cwd=root, env=environment, text=True
     )
     return folder / built.splitlines()[-1]
+
+
+def site_files() -> list[str]:
+    """What :func:`write_site_files` writes, relative to the site."""
+    wheel = f"{WHEELS}/{wheel_name(importlib.metadata.version(PROJECT))}"
+    return ["index.html", "404.html", "sitemap.xml", wheel]
 
 
 def write_site_files(
