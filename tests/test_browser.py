@@ -460,6 +460,33 @@ def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
         context.close()
 
 
+PARSED = "document.querySelectorAll('#main-content :is(section, h1, h2, h3, pre, table)').length"
+"""What the main content's parser has made: nothing that the page's scripts add."""
+FIRST_FRAME = f"requestAnimationFrame(() => {{ window.tbFirstFrame = {PARSED}; }});"
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_first_frame_has_the_main_content(browser, served, language):
+    """No page is rendered before its main content is parsed: the first frame is the
+    page, not an empty one followed by a long layout of the rest (the layout's
+    rel=expect link; conf/README.md "Lighthouse")."""
+    context = browser.new_context(viewport={"width": 412, "height": 823})
+    context.add_init_script(FIRST_FRAME)
+    try:
+        partial = {}
+        for name in PAGES:
+            page, _ = _open(context, served, f"{language}/{name}.html")
+            first, at_load = page.evaluate(f"[window.tbFirstFrame, {PARSED}]")
+            if first != at_load:
+                partial[name] = (first, at_load)
+            page.close()
+    finally:
+        context.close()
+    assert not partial, (
+        f"(sections, headings, code and tables in the first frame, at load): {partial}"
+    )
+
+
 @pytest.mark.parametrize("language", list(LANGUAGES))
 def test_one_search_field_at_desktop_width_and_ctrl_k_opens_it(browser, served, language):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
