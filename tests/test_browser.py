@@ -383,7 +383,8 @@ HEADER_OFF_SCREEN = """() => Array.from(document.querySelectorAll(
 
 
 LANDED = """id => [Math.round(document.getElementById(id).getBoundingClientRect().top),
-  parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop)]"""
+  parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop),
+  Math.round(document.querySelector('.bd-header-article').getBoundingClientRect().bottom)]"""
 LINK_INSIDE = """id => {
   const link = Object.assign(document.createElement('a'), {href: '#' + id, textContent: id});
   link.style.position = 'fixed';  // a link of the page's own, which moves nothing
@@ -395,7 +396,7 @@ DEEP_PLACES = ["memory-layout-strides", "exercises"]
 """Sections of the tensors chapter far down the page, with long parts above them."""
 
 
-@pytest.mark.parametrize("width", [360, 412])
+@pytest.mark.parametrize("width", [320, 360, 412])
 @pytest.mark.parametrize("language", list(LANGUAGES))
 def test_no_page_is_wider_than_a_phone(browser, served, language, width):
     """At phone widths nothing scrolls sideways, and the header's links and buttons
@@ -413,6 +414,46 @@ def test_no_page_is_wider_than_a_phone(browser, served, language, width):
     finally:
         context.close()
     assert not wide, wide
+
+
+HEADER_ROW = """() => {
+  const header = document.querySelector('.bd-header-article').getBoundingClientRect();
+  const shown = Array.from(document.querySelectorAll(
+      '.bd-header-article a, .bd-header-article button, .tb-language-current'))
+    .map(e => e.getBoundingClientRect()).filter(box => box.width > 0);
+  return [document.documentElement.scrollWidth, Math.round(header.bottom),
+    parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop),
+    shown.filter(box => box.left < -0.5 || box.right > innerWidth + 0.5).length,
+    shown.filter(box => box.top >= header.bottom - 0.5).length];
+}"""
+HEADER_WIDTHS = sorted({*range(320, 1440, 24), 359, 360, 576, 577, 580, 639, 640, 959, 960})
+"""Every 24 px from a small phone to a desktop, and each side of the breakpoints (the
+book's at 360 and 640 px, the theme's at 576 and 960 px; 577 to 581 px overflowed)."""
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_header_is_one_row_at_every_width(browser, served, language):
+    """From 320 px up, the article's header keeps every link and button on the screen
+    in one row of the theme's height, which the page's scroll padding clears: a
+    section a link lands on is below the header, not behind it."""
+    context = browser.new_context(viewport={"width": 320, "height": 800})
+    try:
+        page, _ = _open(context, served, f"{language}/tensors.html")
+        # the theme slides the header over as the sidebar comes in (0.2 s): judge where
+        # things end up, not where they are on the way
+        page.add_style_tag(content="* { transition: none !important; }")
+        wrong = {}
+        for width in HEADER_WIDTHS:
+            page.set_viewport_size({"width": width, "height": 800})
+            page_width, bottom, padding, off_screen, below = page.evaluate(HEADER_ROW)
+            if page_width > width or bottom > padding or off_screen or below:
+                wrong[width] = (page_width, bottom, padding, off_screen, below)
+    finally:
+        context.close()
+    assert not wrong, (
+        "(page width, header bottom, scroll padding, controls off screen, controls"
+        f" below the header) by viewport width: {wrong}"
+    )
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
@@ -434,8 +475,14 @@ def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
             page.wait_for_timeout(500)
             landed[f"jump to #{place}"] = page.evaluate(LANDED, place)
             page.close()
-        wrong = {how: (top, padding) for how, (top, padding) in landed.items() if top != padding}
-        assert not wrong, f"(top of the section, where it should be) in px: {wrong}"
+        wrong = {
+            how: (top, padding, header)
+            for how, (top, padding, header) in landed.items()
+            if top != padding or header > top
+        }
+        assert not wrong, (
+            f"(top of the section, where it should be, bottom of the sticky header) in px: {wrong}"
+        )
 
         came_back = {}
         for way in ("back", "reload", "jump and back"):
