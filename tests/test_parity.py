@@ -41,17 +41,21 @@ def test_a_net_trains_alike_on_the_cpu_and_the_gpu(net, dtype):
     torch.testing.assert_close(torch.tensor(on_gpu), torch.tensor(on_cpu), rtol=rtol, atol=0)
 
 
-@pytest.mark.cuda
-@needs_cuda
-def test_the_custom_function_is_exact_on_both_devices():
-    """ReLU only copies or zeroes, so forward and backward agree bit for bit."""
+def test_the_custom_function_is_exact_on_both_devices(device):
+    """ReLU only copies or zeroes, so forward and backward agree bit for bit.
+
+    Each run differentiates a leaf of its own: ``h.to("cpu")`` is ``h`` itself, so a
+    ``requires_grad_()`` on it would make ``h`` the leaf, the second run's copy a
+    non-leaf, and a CPU-CPU run would accumulate both runs' gradients into one.
+    """
     h = torch.randn(64, 100, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     results = []
-    for device in ("cpu", "cuda"):
-        leaf = h.to(device).requires_grad_()
+    for on in (torch.device("cpu"), device):
+        leaf = h.detach().to(on).requires_grad_()
         out = my_relu(leaf)
-        out.backward(torch.arange(out.numel(), dtype=out.dtype, device=device).view_as(out))
+        out.backward(torch.arange(out.numel(), dtype=out.dtype, device=on).view_as(out))
         results.append((out.detach().cpu(), leaf.grad.cpu()))
+    assert not h.requires_grad
     assert torch.equal(results[0][0], results[1][0])
     assert torch.equal(results[0][1], results[1][1])
 

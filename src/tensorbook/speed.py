@@ -20,21 +20,21 @@ and ReLU's gradient mask is applied with ``masked_fill``. The rules of the timin
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import os
 import re
 import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from tensorbook import cli
+from tensorbook import cli, trace
 from tensorbook.problem import LEARNING_RATE, TUTORIAL_SIZES, Sizes, as_tensors, make_problem
 
 __all__ = [
@@ -417,7 +417,46 @@ _BOOKKEEPING = frozenset(
     {"aten::empty", "aten::as_strided", "aten::as_strided_", "aten::select", "aten::view"}
     | {"aten::reshape", "aten::lift_fresh", "aten::detach_", "detach_", "aten::to"}
 )
-"""Views and allocations, which compute nothing: left out of :func:`mask_operators`."""
+"""Views and allocations, which compute nothing: left out of :func:`operator_lines`."""
+
+
+def _makes_the_cpu_wait(name: str) -> bool:
+    """A runtime call that copies between host and device or waits for the device."""
+    return name.startswith("cudaMemcpy") or name.endswith("Synchronize")
+
+
+def operator_lines(events: Sequence[trace.Event]) -> list[str]:
+    """A profile's operators, each indented by its depth in the calls, and its waits.
+
+    Views and allocations are left out. On a GPU the profiler also lists the CUDA
+    runtime calls each operator makes; of those, only the copies and the waits
+    (``cudaMemcpyAsync``, ``cudaStreamSynchronize``) are kept, the CPU waiting for
+    the GPU made visible: the launches and queries every kernel needs are left out.
+
+    >>> events = [trace.Event("aten::nonzero", "cpu", None),
+    ...           trace.Event("cudaLaunchKernel", "cpu", 0),
+    ...           trace.Event("cudaMemcpyAsync", "cpu", 0),
+    ...           trace.Event("cudaStreamSynchronize", "cpu", 0),
+    ...           trace.Event("aten::view", "cpu", 0)]
+    >>> operator_lines(events)
+    ['aten::nonzero', '  cudaMemcpyAsync', '  cudaStreamSynchronize']
+    """
+
+    def shown(event: trace.Event) -> bool:
+        if trace.is_runtime_call(event.name):
+            return _makes_the_cpu_wait(event.name)
+        return event.name not in _BOOKKEEPING
+
+    lines = []
+    for event in events:
+        if event.lane != "cpu" or not shown(event):
+            continue
+        depth, parent = 0, event.parent
+        while parent is not None:
+            depth += shown(events[parent])
+            parent = events[parent].parent
+        lines.append("  " * depth + event.name)
+    return lines
 
 
 def _mask_operands(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -426,45 +465,53 @@ def _mask_operands(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, to
     return g, g < 0, v
 
 
-def mask_operators(device: torch.device) -> dict[str, list[str]]:
-    """The operators torch runs for each of :data:`MASK_SPELLINGS`, as its profiler lists them.
+def mask_events(device: torch.device) -> dict[str, list[trace.Event]]:
+    """What torch's profiler lists for each of :data:`MASK_SPELLINGS` on ``device``."""
+    return {
+        spelling: trace.trace(functools.partial(apply, *_mask_operands(device)), device)
+        for spelling, apply in MASK_SPELLINGS.items()
+    }
 
-    Each name is indented by its depth in the calls, so ``index_put_`` calling
-    ``masked_fill_`` shows as one line indented under the other. Views and
-    allocations are left out.
+
+def mask_operators(device: torch.device) -> dict[str, list[str]]:
+    """The operators torch runs for each of :data:`MASK_SPELLINGS`, and where it waits.
+
+    Each spelling's profile read by :func:`operator_lines`: so ``index_put_``
+    calling ``masked_fill_`` shows as one line indented under the other.
 
     >>> ops = mask_operators(device)
     >>> [any("nonzero" in op for op in ops[spelling]) for spelling in ops]
     [True, False, True, False]
-    >>> ops["g.masked_fill_(m, 0)"]
+    >>> [op.strip() for op in ops["g.masked_fill_(m, 0)"]]
     ['aten::masked_fill_']
     """
-    from torch.profiler import ProfilerActivity, profile
+    return {spelling: operator_lines(events) for spelling, events in mask_events(device).items()}
 
-    # Kineto, the profiler's engine, writes a line to the process's stderr at every
-    # start and stop unless its log level is above 5; on a page that is noise.
-    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
-    listed = {}
-    for spelling, apply in MASK_SPELLINGS.items():
-        g, m, v = _mask_operands(device)
+
+_PROTOTYPE_WARNING = "Synchronization debug mode is a prototype feature"
+
+
+@contextlib.contextmanager
+def sync_errors() -> Iterator[None]:
+    """Inside, a call that makes the CPU wait for the GPU raises ``RuntimeError``.
+
+    ``torch.cuda.set_sync_debug_mode("error")`` for the block, and the mode it
+    found set again after it, however the block or the setting ends: a mode left at
+    ``"error"`` would fail every later wait in the process. torch (2.11 and 2.13)
+    warns when the mode is set that it is a prototype which "does not yet detect all
+    synchronizing operations"; the caller says that where it matters, so the warning
+    is not passed on.
+    """
+    previous = torch.cuda.get_sync_debug_mode()
+    try:
         with warnings.catch_warnings():
-            # torch 2.11 warns, once per process, on a profiler's first start that
-            # it keeps no events across cycles (2.13 only on a restart); one cycle is all
-            # this needs, and the warning would be the page's output
-            warnings.filterwarnings("ignore", "Warning: Profiler clears events", UserWarning)
-            with profile(activities=[ProfilerActivity.CPU]) as prof:
-                apply(g, m, v)
-        names = []
-        for event in prof.events():
-            if event.name in _BOOKKEEPING:
-                continue
-            depth, parent = 0, event.cpu_parent
-            while parent is not None:
-                depth += parent.name not in _BOOKKEEPING
-                parent = parent.cpu_parent
-            names.append("  " * depth + event.name)
-        listed[spelling] = names
-    return listed
+            warnings.filterwarnings("ignore", _PROTOTYPE_WARNING, UserWarning)
+            torch.cuda.set_sync_debug_mode("error")
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _PROTOTYPE_WARNING, UserWarning)
+            torch.cuda.set_sync_debug_mode(previous)
 
 
 def waits_for_gpu(
@@ -474,10 +521,9 @@ def waits_for_gpu(
 
     ``actions`` maps a name to a call with no arguments; by default, each of
     :data:`MASK_SPELLINGS` on fresh operands. Each runs once unwatched (a first
-    call may initialise and synchronise), then under
-    ``torch.cuda.set_sync_debug_mode("error")``, which raises where torch
-    synchronises with the GPU. The mode is experimental and sees only the
-    synchronisations torch itself checks: ``False`` means none was seen.
+    call may initialise and synchronise), then inside :func:`sync_errors`. The mode
+    is experimental and sees only the synchronisations torch itself checks:
+    ``False`` means none was seen.
 
     Raises
     ------
@@ -501,17 +547,55 @@ def waits_for_gpu(
     for name, action in actions.items():
         action()
         torch.cuda.synchronize(device)
-        torch.cuda.set_sync_debug_mode("error")
         try:
-            action()
+            with sync_errors():
+                action()
             waits[name] = False
         except RuntimeError as error:
             if "synchroniz" not in str(error):
                 raise
             waits[name] = True
-        finally:
-            torch.cuda.set_sync_debug_mode("default")
     return waits
+
+
+def common_calls(device: torch.device) -> dict[str, Callable[[], object]]:
+    """Everyday calls on a tensor on ``device``, as they are written, for :func:`waits_for_gpu`.
+
+    ``g`` is a float matrix, ``m = g < 0`` a mask of it, ``idx`` a tensor of integer
+    indices and ``host`` a matrix in the CPU's memory; the names say the call.
+
+    >>> calls = common_calls(torch.device("cpu"))
+    >>> calls["g.max()"]().item() == max(max(row) for row in calls["g.tolist()"]())
+    True
+    >>> len(calls), "g[0, 0] = 1.0" in calls
+    (19, True)
+    """
+    generator = torch.Generator().manual_seed(0)
+    host = torch.randn(64, 100, generator=generator)
+    g = host.to(device)
+    m = g < 0
+    idx = torch.tensor([0, 2, 4], device=device)
+    return {
+        "g.sum().item()": lambda: g.sum().item(),
+        "g.tolist()": g.tolist,
+        "g.cpu()": g.cpu,
+        "g.to('cpu', non_blocking=True)": lambda: g.to("cpu", non_blocking=True),
+        "if g.sum() > 0:": lambda: bool(g.sum() > 0),
+        "print(g)": lambda: repr(g),
+        "g.nonzero()": g.nonzero,
+        "g[m]": lambda: g[m],
+        "g.masked_select(m)": lambda: g.masked_select(m),
+        "torch.unique(m)": lambda: torch.unique(m),
+        "host.to(device)": lambda: host.to(device),
+        "torch.tensor(1.0, device=device)": lambda: torch.tensor(1.0, device=device),
+        "g[0, 0] = 1.0": lambda: g.__setitem__((0, 0), 1.0),
+        "g[idx]": lambda: g[idx],
+        "g[m] = 0": lambda: g.__setitem__(m, 0),
+        "torch.where(m, g, 0)": lambda: torch.where(m, g, 0),
+        "g.max()": g.max,
+        "g.argmax()": g.argmax,
+        "g.std()": g.std,
+    }
 
 
 def cuda_graph_step(

@@ -13,15 +13,15 @@ measurement, so they are drawn as measured.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from tensorbook.draw.svg import Canvas, Picture, text_width
+from tensorbook.trace import Event, is_runtime_call, trace
 
-__all__ = ["Span", "profile_step", "timeline_picture"]
+__all__ = ["Span", "find_mark", "profile_step", "step_spans", "timeline_picture", "trace_step"]
 
 ROW = 18
 AREA = 280
@@ -38,11 +38,66 @@ class Span:
     end: float
 
 
-def profile_step(step: Callable[[], object], device: torch.device) -> list[Span]:
-    """Run ``step`` twice under the profiler, tracing the second; the spans it traced.
+def find_mark(events: Sequence[Event], name: str) -> int:
+    """The index of the CPU range ``record_function(name)`` made, at the top of the calls.
 
-    The CPU's spans are its top-level operators (those no other operator called); on
-    a CUDA device, the GPU's kernels follow.
+    On a GPU the profiler also lists the mark's annotation on the GPU's timeline, an
+    event of the same name in the ``"gpu"`` lane; the CPU's range is the one whose
+    children are the operators the CPU ran.
+
+    Raises
+    ------
+    ValueError
+        If the profile holds no such range, or more than one.
+
+    >>> find_mark([Event("m", "cpu", None), Event("m", "gpu", None)], "m")
+    0
+    """
+    found = [
+        i
+        for i, event in enumerate(events)
+        if event.name == name and event.lane == "cpu" and event.parent is None
+    ]
+    if len(found) != 1:
+        msg = f"the profile has {len(found)} CPU ranges named {name!r}, not one"
+        raise ValueError(msg)
+    return found[0]
+
+
+def step_spans(events: Sequence[Event]) -> list[Span]:
+    """The spans of the step a profile marked ``tensorbook.step``: CPU, then GPU.
+
+    The CPU's spans are the operators the mark is the caller of (the CUDA runtime
+    calls under them are left out); the GPU's are its kernels and copies that start
+    within a second after the step began (kernels run after their launch), the marks'
+    own annotations left out.
+
+    Raises
+    ------
+    ValueError
+        If the profile holds no single step, or was recorded without times.
+    """
+    marked = find_mark(events, _STEP)
+    start, end = events[marked].start, events[marked].end
+    if start is None or end is None:
+        msg = f"the profile's {_STEP!r} has no times: it was recorded without them"
+        raise ValueError(msg)
+    spans = []
+    for i, event in enumerate(events):
+        if event.start is None or event.end is None:
+            continue
+        if event.lane == "gpu":
+            if event.name not in (_WARM_UP, _STEP) and start <= event.start <= end + 1e6:
+                spans.append(Span("gpu", event.name, event.start, event.end))
+        elif event.parent == marked and not is_runtime_call(event.name) and i != marked:
+            spans.append(Span("cpu", event.name, event.start, event.end))
+    return sorted(spans, key=lambda span: (span.lane, span.start))
+
+
+def profile_step(step: Callable[[], object], device: torch.device) -> list[Span]:
+    """Run ``step`` twice under the profiler and the spans of the second (:func:`step_spans`).
+
+    The profiler's first operators are slow to start, so a warm-up step is traced first.
 
     Examples
     --------
@@ -51,29 +106,20 @@ def profile_step(step: Callable[[], object], device: torch.device) -> list[Span]
     >>> [span.name for span in spans if span.lane == "cpu"]
     ['aten::matmul', 'aten::sum', 'aten::item']
     """
-    from torch.profiler import DeviceType, ProfilerActivity, profile, record_function
+    return step_spans(trace_step(step, device))
 
-    os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # Kineto's start and stop lines: noise
-    activities = [ProfilerActivity.CPU]
-    if device.type == "cuda":
-        activities.append(ProfilerActivity.CUDA)
-    # the profiler's first operators are slow to start: trace a warm-up step first, and
-    # keep the second step's operators, those its record_function is the caller of
-    with profile(activities=activities) as prof:
+
+def trace_step(step: Callable[[], object], device: torch.device) -> list[Event]:
+    """Every event of ``step`` run twice under the profiler, each run in a range of its
+    own: a warm-up, then ``tensorbook.step``, which :func:`step_spans` reads."""
+    from torch.profiler import record_function
+
+    def marked_steps() -> None:
         for mark in (_WARM_UP, _STEP):
             with record_function(mark):
                 step()
-    events = list(prof.events())
-    (marked,) = [event for event in events if event.name == _STEP and event.cpu_parent is None]
-    start, end = marked.time_range.start, marked.time_range.end
-    spans = []
-    for event in events:
-        if event.device_type == DeviceType.CUDA:
-            if start <= event.time_range.start <= end + 1e6:  # kernels run after their launch
-                spans.append(Span("gpu", event.name, event.time_range.start, event.time_range.end))
-        elif event.cpu_parent is marked:
-            spans.append(Span("cpu", event.name, event.time_range.start, event.time_range.end))
-    return sorted(spans, key=lambda span: (span.lane, span.start))
+
+    return trace(marked_steps, device)
 
 
 def timeline_picture(spans: Sequence[Span], *, device: str) -> Picture:

@@ -1,0 +1,176 @@
+"""A GPU's evidence for the CPU's tests: ``python -m tensorbook_build.evidence --device cuda``.
+
+Code written for a device the developer cannot run is tested against what that device
+did. This gathers, on a device, what the book's code reads there: the profiler's events
+for each mask spelling and for one traced step, which everyday calls make the CPU wait
+under the sync debug mode, and what torch warned while the mode was set. It writes them,
+with where, when and from which commit they came, to one JSON file; ``tests/evidence/``
+keeps each GPU run's, and ``tests/test_evidence.py`` replays every one on a CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tensorbook.trace import Event, TraceError, events_from_json, events_to_json
+
+PROVENANCE = ("machine", "gpu", "torch", "python", "date", "commit", "how")
+
+
+class EvidenceError(ValueError):
+    """An evidence file that is not what :func:`gather` writes: names the file and field."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One device's evidence, as :func:`load` reads it."""
+
+    path: Path
+    provenance: dict[str, str]
+    mask_events: dict[str, list[Event]]  # spelling -> its profile
+    step_marks: list[Event]  # the warm-up's and the step's ranges, as the profiler listed them
+    step_events: list[Event] | None  # a whole traced step, with times; None where not kept
+    waits: dict[str, bool]  # a call as written -> whether it made the CPU wait
+    sync_debug_warnings: list[str]
+
+
+def gather(device_name: str, command: str) -> dict[str, Any]:
+    """Everything :class:`Evidence` holds, measured now on ``device_name``."""
+    import os
+
+    import torch
+
+    from tensorbook import speed
+    from tensorbook.draw import timeline
+    from tensorbook.problem import TUTORIAL_SIZES, as_tensors, make_problem
+    from tensorbook_build.record import capture_provenance
+
+    device = torch.device(device_name)
+    found = capture_provenance(device_name, command)
+    gpu = found["gpu"] or {}
+    step_tensors = as_tensors(make_problem(TUTORIAL_SIZES), device)
+    lr = speed.timing_lr(TUTORIAL_SIZES)
+    step_events = timeline.trace_step(lambda: speed.torch_step(*step_tensors, lr).item(), device)
+    marks = ("tensorbook.warm_up", "tensorbook.step")
+    evidence: dict[str, Any] = {
+        "provenance": {
+            "machine": f"{found['model']}"
+            + (f" ({gpu['memory_gib']} GiB, driver {gpu['driver']})" if gpu else "")
+            + f", {os.cpu_count()} CPU cores",
+            "gpu": gpu.get("name", ""),
+            "torch": found["torch"],
+            "python": found["python"],
+            "numpy": found["numpy"],
+            "date": found["run_date"],
+            "commit": found["commit"],
+            "how": f"{command}: each event's caller is its index in the list",
+        },
+        "mask_events": {
+            spelling: events_to_json(events)
+            for spelling, events in speed.mask_events(device).items()
+        },
+        "step_marks": [
+            {"name": e.name, "lane": e.lane, "parent": None, "start": e.start, "end": e.end}
+            for e in step_events
+            if e.name in marks
+        ],
+        "step_events": events_to_json(step_events),
+        "waits": {},
+        "sync_debug_warnings": [],
+    }
+    if device.type == "cuda":
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:  # what torch says when the mode is set, seen unfiltered
+                torch.cuda.set_sync_debug_mode("error")
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+            evidence["waits"] = speed.waits_for_gpu(device, speed.common_calls(device))
+        evidence["sync_debug_warnings"] = sorted({str(w.message) for w in seen})
+    return evidence
+
+
+def _events(path: Path, field: str, rows: object) -> list[Event]:
+    try:
+        return events_from_json(rows)
+    except TraceError as error:
+        msg = f"{path}: {field}: {error}"
+        raise EvidenceError(msg) from None
+
+
+def load(path: Path) -> Evidence:
+    """The evidence in ``path``, checked field by field.
+
+    Raises
+    ------
+    EvidenceError
+        If the file is not JSON as :func:`gather` writes it; the message names the field.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        msg = f"{path}: not readable as JSON: {error}"
+        raise EvidenceError(msg) from None
+    if not isinstance(data, Mapping):
+        msg = f"{path}: an evidence file is a JSON object"
+        raise EvidenceError(msg)
+    provenance = data.get("provenance")
+    if not isinstance(provenance, Mapping) or not all(
+        isinstance(provenance.get(key), str) and provenance[key] for key in PROVENANCE
+    ):
+        msg = f"{path}: provenance must name each of {', '.join(PROVENANCE)}"
+        raise EvidenceError(msg)
+    masks = data.get("mask_events")
+    waits = data.get("waits")
+    warned = data.get("sync_debug_warnings")
+    if not isinstance(masks, Mapping) or not masks:
+        msg = f"{path}: mask_events must map each mask spelling to its events"
+        raise EvidenceError(msg)
+    if not isinstance(waits, Mapping) or not all(isinstance(v, bool) for v in waits.values()):
+        msg = f"{path}: waits must map each call to true or false"
+        raise EvidenceError(msg)
+    if not isinstance(warned, list) or not all(isinstance(w, str) for w in warned):
+        msg = f"{path}: sync_debug_warnings must be a list of strings"
+        raise EvidenceError(msg)
+    step = data.get("step_events")
+    return Evidence(
+        path=path,
+        provenance=dict(provenance),
+        mask_events={s: _events(path, f"mask_events[{s!r}]", rows) for s, rows in masks.items()},
+        step_marks=_events(path, "step_marks", data.get("step_marks")),
+        step_events=None if step is None else _events(path, "step_events", step),
+        waits=dict(waits),
+        sync_debug_warnings=list(warned),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tensorbook_build.evidence --device DEVICE --out FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m tensorbook_build.evidence", description=__doc__)
+    parser.add_argument("--device", required=True, help="cuda or cuda:N (cpu to rehearse)")
+    parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    args = parser.parse_args(argv)
+    command = "python -m tensorbook_build.evidence " + shlex.join(
+        sys.argv[1:] if argv is None else list(argv)
+    )
+    evidence = gather(args.device, command)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(evidence, indent=1, ensure_ascii=False) + "\n"
+    partial = args.out.with_name(args.out.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(args.out)
+    load(args.out)  # what was written reads back
+    print(f"tensorbook_build.evidence: wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
