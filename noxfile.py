@@ -368,26 +368,69 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 SOURCE_ONLY = ("jieba",)
 
 
+# What the GPU kit never imports: Playwright drives the browser tier, which the kit leaves
+# out (53 MB of the 160 MB the groups come to, with greenlet, which only it needs); a
+# kernel that a build runs never debugs (ipykernel imports debugpy only if it is there)
+# nor completes code (nor does IPython jedi and parso): 10 MB more, and the first GPU run
+# ran without them.
+KIT_NEVER_USES = ("playwright", "greenlet", "debugpy", "jedi", "parso")
+# What the GPU machines' image already has (the first GPU run's H200, 2026-11-26): with
+# `--leave-out cuda-image` these are not downloaded, and the kit uses the machine's own.
+CUDA_IMAGE = ("numpy", "matplotlib", "pillow", "fonttools", "kiwisolver", "contourpy",
+              "cycler", "pyparsing", "python-dateutil", "six", "packaging", "pyyaml",
+              "pygments", "jinja2", "markupsafe", "pytest", "pluggy", "iniconfig",
+              "typing-extensions", "attrs", "certifi", "charset-normalizer", "idna",
+              "requests", "urllib3", "psutil", "filelock")  # fmt: skip
+KIT_BUDGET = 64 * 2**20  # what one call to the GPU machine carries, wheels and tree together
+
+
+def _distribution(wheel: Path) -> str:
+    """A wheel's distribution name, normalised as PEP 503 says (``Jinja2`` -> ``jinja2``)."""
+    return re.sub(r"[-_.]+", "-", wheel.name.split("-")[0]).lower()
+
+
 @nox.session
 def wheels(session: nox.Session) -> None:
     """Download into .whl/ the wheels an offline GPU machine needs (conf/README.md, "On a GPU").
 
     The machine keeps its own CUDA torch: these are what else the package and the docs
     and test groups need, at conf/constraints.txt's versions, for CPython on x86-64
-    Linux. Arguments go to pip download; --python-version X.Y is the machine's (3.12).
+    Linux, less what the kit never uses (KIT_NEVER_USES). ``--leave-out A,B`` leaves out
+    distributions the machine already has (``cuda-image``: CUDA_IMAGE); the other
+    arguments go to pip download; --python-version X.Y is the machine's (3.12).
     """
-    dest = ".whl"
+    leave_out, pip_args, args = set(KIT_NEVER_USES), [], iter(session.posargs)
+    for arg in args:
+        if arg == "--leave-out" or arg.startswith("--leave-out="):
+            given = arg.partition("=")[2] or next(args, "")
+            for name in filter(None, given.split(",")):
+                leave_out.update(CUDA_IMAGE if name == "cuda-image" else [name.lower()])
+        else:
+            pip_args.append(arg)
+    dest = Path(".whl")
     shutil.rmtree(dest, ignore_errors=True)  # one run's wheels: no other pins beside them
-    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", dest, *CONSTRAINTS, *SOURCE_ONLY)
+    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(dest), *CONSTRAINTS, *SOURCE_ONLY)
     # torch is not asked for, so neither it nor the CUDA packages it brings are fetched
     needs = [r for r in PYPROJECT["project"]["dependencies"] if not re.match(r"torch\b", r)]
     needs += nox.project.dependency_groups(PYPROJECT, "docs", "test")
+    needs = [r for r in needs if Requirement(r).name.lower() not in leave_out]
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     session.run(
         "python", "-m", "pip", "download", "--only-binary=:all:", "--implementation", "cp",
-        *platforms, "--python-version", "3.12", *session.posargs,  # the last one given wins
-        "--find-links", dest, "--dest", dest, *CONSTRAINTS, *needs,
+        *platforms, "--python-version", "3.12", *pip_args,  # the last one given wins
+        "--find-links", str(dest), "--dest", str(dest), *CONSTRAINTS, *needs,
     )  # fmt: skip
+    for wheel in sorted(dest.glob("*.whl")):
+        if _distribution(wheel) in leave_out:  # a dependency of something the kit needs
+            wheel.unlink()
+    size = sum(wheel.stat().st_size for wheel in dest.glob("*.whl"))
+    session.log(f"{dest}: {len(list(dest.glob('*.whl')))} wheels, {size / 2**20:.1f} MiB")
+    if size > KIT_BUDGET:
+        session.warn(
+            f"{dest} holds {size / 2**20:.1f} MiB, more than the {KIT_BUDGET / 2**20:.0f} MiB "
+            "one call to a GPU machine carries: add --leave-out cuda-image (or the names "
+            "the machine has)"
+        )
 
 
 @nox.session(reuse_venv=True)

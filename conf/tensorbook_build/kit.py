@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -31,10 +32,12 @@ from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
 
 FAST_TIER = "not book and not browser and not slow and not pdf and not lighthouse"  # nox -s fast
 
-# the speed targets, measured in a process of their own, printed as one JSON line
+# the speed targets, measured in a process of their own, printed as one JSON line; NumPy
+# and torch's CPU side on one core, as the speed chapter times them (SPEED_THREADS)
 SPEED_SCRIPT = """
 import json, sys
 import torch
+torch.set_num_threads(1)
 from tensorbook import speed
 from tensorbook.problem import TUTORIAL_SIZES
 device = torch.device(sys.argv[1])
@@ -47,6 +50,7 @@ figures = {
     "numpy_largest_s": numpy.median,
     "torch_largest_s": eager_largest.median,
     "speedup_largest": numpy.median / eager_largest.median,
+    "numpy_threads": 1,
 }
 if device.type == "cuda":
     eager = speed.time_torch(TUTORIAL_SIZES, device)
@@ -56,7 +60,17 @@ if device.type == "cuda":
 print(json.dumps(figures))
 """
 
-NEEDS = {"record": "book", "record-cpu": "cpu-book"}  # a recording only from a passed build
+SPEED_THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+# a recording only from a build that ran: the pages that executed are recorded even where
+# another page failed, and the summary names the ones that did not
+NEEDS = {"record": "book", "record-cpu": "cpu-book"}
+# the lines of a step's log that say what failed, by step: a page's error, a test's id
+FAILURE_LINES = {
+    "book": re.compile(r"^(ERROR: .*|.*WARNING: .*stderr was found.*|tensorbook_build: .* failed)$"),
+    "cpu-book": re.compile(r"^(ERROR: .*|tensorbook_build: .* failed)$"),
+    "record": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
+    "record-cpu": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
+}
 
 
 @dataclass
@@ -68,6 +82,8 @@ class Step:
     returncode: int | None = None
     seconds: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)  # what failed, a line each
+    env: dict[str, str] = field(default_factory=dict)  # set for this step alone
 
     @property
     def status(self) -> str:
@@ -80,6 +96,8 @@ class Step:
         """Run the command from the checkout, its output into ``logs/<name>.log``; the output."""
         logs.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
+        if self.env:
+            env = {**(os.environ if env is None else env), **self.env}
         try:
             result = subprocess.run(
                 self.command, cwd=LAYOUT.root, env=env, capture_output=True, text=True,
@@ -113,7 +131,9 @@ def steps(device: str, out: Path, recorded: Path) -> list[Step]:
                         "--out", str(recorded)]),
         Step("record-cpu", [*record, "cpu", "--from-build", str(out / "cpu-book"),
                             "--out", str(recorded)]),
-        Step("speed", [python, "-c", SPEED_SCRIPT, device]),
+        Step("evidence", [python, "-m", "tensorbook_build.evidence", "--device", device,
+                          "--out", str(out / "evidence.json")]),
+        Step("speed", [python, "-c", SPEED_SCRIPT, device], env=SPEED_THREADS),
     ]  # fmt: skip
 
 
@@ -124,6 +144,35 @@ def _counts(junit: Path) -> dict[str, int]:
     suites = ET.parse(junit).getroot()  # pytest's <testsuites>
     keys = ("tests", "failures", "errors", "skipped")
     return {key: sum(int(s.get(key, 0)) for s in suites) for key in keys}
+
+
+def _first_line(text: str) -> str:
+    """The first line of ``text`` that says something (pytest's ``E`` lines first)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (said or lines or [""])[0][:200]
+
+
+def failures(step: Step, out: Path, output: str) -> list[str]:
+    """What failed in ``step``, a line each: a test's id and its first error line, or a
+    page's error as the build reported it.
+
+    >>> failures(Step("book", []), Path(), "ok\\nERROR: docs/speed.md: code cell 3 raised\\n")
+    ['ERROR: docs/speed.md: code cell 3 raised']
+    """
+    junit = out / f"{step.name}.xml"
+    if step.name in ("doctests", "tests") and junit.is_file():
+        found = []
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            for problem in (*case.findall("failure"), *case.findall("error")):
+                message = problem.get("message") or problem.text or ""
+                where = f"{case.get('classname', '')}::{case.get('name', '')}".lstrip(":")
+                found.append(f"{where}: {_first_line(message)}")
+        return found
+    pattern = FAILURE_LINES.get(step.name)
+    if pattern is None:
+        return [_first_line(output)] if output.strip() else []
+    return [line for line in output.splitlines() if pattern.match(line)]
 
 
 def run_kit(
@@ -143,7 +192,7 @@ def run_kit(
         if (
             (device == "cpu" and step.name in ("cpu-book", "record-cpu"))  # the same build
             or (only is not None and step.name not in only)
-            or (step.name in NEEDS and by_name[NEEDS[step.name]].status != "passed")
+            or (step.name in NEEDS and by_name[NEEDS[step.name]].status == "skipped")
         ):
             continue
         output = step.run(out / "logs", env, budget - (time.perf_counter() - started))
@@ -151,6 +200,8 @@ def run_kit(
             break
         if step.name in ("doctests", "tests"):
             step.counts = _counts(out / f"{step.name}.xml")
+        if step.status == "failed":
+            step.failures = failures(step, out, output)
         if step.name == "speed" and step.returncode == 0:
             figures.update(json.loads(output.strip().splitlines()[-1]))
     if by_name["book"].status == "passed":
@@ -173,6 +224,7 @@ def run_kit(
         lines.append(
             f"  {step['name']:<11} {step['status']:<8} {step['seconds']:>7} s  {counts}".rstrip()
         )
+        lines += [f"      {failure}" for failure in step["failures"]]
     lines += [f"  {k}: {f'{v:.4g}' if isinstance(v, float) else v}" for k, v in figures.items()]
     lines.append(f"recordings written into {recorded}")
     (out / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")

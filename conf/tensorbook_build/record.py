@@ -78,8 +78,15 @@ def capture_provenance(device: str, command: str) -> dict[str, Any]:
     }
 
 
-def record_build(build: Path, device: str, out: Path, command: str) -> list[Path]:
-    """Write a recording for every page that ``build`` executed on ``device``."""
+def record_build(
+    build: Path, device: str, out: Path, command: str
+) -> tuple[list[Path], list[str]]:
+    """Write a recording for every page that ``build`` executed on ``device``.
+
+    A page whose execution failed has no outputs in the build's cache: it is not
+    recorded, and its name is returned with the recordings written, so that a run in
+    which one page failed still records the others, and a later run fills it in.
+    """
     provenance = capture_provenance(device, command)
     gpu_name = provenance["gpu"]["name"] if provenance["gpu"] else ""
     kind = device_kind(device.split(":", maxsplit=1)[0], gpu_name)
@@ -89,16 +96,16 @@ def record_build(build: Path, device: str, out: Path, command: str) -> list[Path
     from jupyter_cache import get_cache
 
     cache = get_cache(str(build / ".jupyter_cache"))
-    written = []
+    written, failed = [], []
     for notebook_path in sorted((build / "jupyter_execute" / SOURCE_LANGUAGE).glob("*.ipynb")):
         try:
             _, notebook = cache.merge_match_into_notebook(nbformat.read(notebook_path, 4))
-        except KeyError:
-            msg = f"{notebook_path.stem}.md: no executed outputs in {build}/.jupyter_cache"
-            raise RuntimeError(msg) from None
+        except KeyError:  # jupyter-cache keeps only a notebook that executed to its end
+            failed.append(notebook_path.stem)
+            continue
         data, figures = recording_from_notebook(notebook, notebook_path.stem, kind, provenance)
         written.append(write_recording(out, data, figures))
-    return written
+    return written, failed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,9 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         build = LAYOUT.root / "build" / "record" / device.replace(":", "-")
         results = build_site(build / "html", [SOURCE_LANGUAGE], device=device)
         if any(r.returncode != 0 for r in results):
-            print("tensorbook_build.record: the build failed; nothing recorded", file=sys.stderr)
-            return 1
-    written = record_build(build, device, args.out, command)
+            print("tensorbook_build.record: the build failed; recording what executed",
+                  file=sys.stderr)  # fmt: skip
+    written, failed = record_build(build, device, args.out, command)
     for path in written:
         print(f"tensorbook_build.record: wrote {path}")
     problems = [
@@ -136,7 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     for problem in problems:
         print(f"tensorbook_build.record: {problem}", file=sys.stderr)
-    return 1 if problems else 0
+    for page in failed:
+        print(f"tensorbook_build.record: {page}.md not recorded: it did not execute to its end",
+              file=sys.stderr)  # fmt: skip
+    return 1 if problems or failed else 0
 
 
 if __name__ == "__main__":

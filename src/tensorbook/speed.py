@@ -365,6 +365,29 @@ def time_torch(
     return Timing(label, sizes, tuple(seconds), fp32_peak(device))
 
 
+def item_seconds(device: torch.device, *, calls: int = 1000, repeats: int = 5) -> float:
+    """The median time of one ``.item()`` of a number already computed on ``device``.
+
+    What reading a loss costs apart from waiting for the step that computes it: on a
+    GPU a copy to the CPU's memory and a wait for that copy alone, on a CPU a read.
+
+    >>> 0 < item_seconds(torch.device("cpu"), calls=10, repeats=1) < 1e-3
+    True
+    """
+    if calls < 1 or repeats < 1:
+        msg = f"need calls >= 1 and repeats >= 1; got {calls}, {repeats}"
+        raise ValueError(msg)
+    ready = torch.ones((), device=device)
+    ready.item()  # a first call may initialise
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            ready.item()
+        times.append((time.perf_counter() - start) / calls)
+    return statistics.median(times)
+
+
 def torch_label(device: torch.device) -> str:
     """The label of :func:`time_torch`'s timings on ``device``, as tables show it.
 
