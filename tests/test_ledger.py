@@ -246,3 +246,50 @@ def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path, 
     assert len(errors) == 1, errors
     assert errors[0].startswith(f"{path}: field [0].pages: None is not of type 'string'; ")
     assert "written by nox -s compat: run it again" in errors[0]
+
+
+def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
+    """The first GPU run recorded nothing because two pages failed; now the pages that
+    executed are recorded, and the ones that did not are named for a later run."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    from tensorbook_build.record import record_build
+
+    build = tmp_path / "build"
+    executed = build / "jupyter_execute" / "en"
+    executed.mkdir(parents=True)
+    cache = get_cache(str(build / ".jupyter_cache"))
+    for name in ("ran", "failed"):
+        notebook = _notebook(device_line="Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread")
+        notebook.cells.append(nbformat.v4.new_code_cell(f"print({name!r})"))  # its own code
+        nbformat.write(notebook, executed / f"{name}.ipynb")
+        if name == "ran":  # jupyter-cache keeps only what executed to its end
+            cache.cache_notebook_bundle(CacheBundleIn(notebook, f"/{name}.md"), check_validity=False)
+    written, failed = record_build(build, "cpu", tmp_path / "recorded", "test")
+    assert [path.name for path in written] == ["ran.json"]
+    assert failed == ["failed"]
+
+
+def test_the_kit_names_each_failure_by_test_or_page(tmp_path):
+    from tensorbook_build.kit import Step, failures
+
+    (tmp_path / "tests.xml").write_text(
+        '<testsuites><testsuite><testcase classname="tests.test_speed" name="test_a">'
+        '<failure message="RuntimeError: called a synchronizing CUDA operation">'
+        'long traceback</failure></testcase><testcase classname="tests.test_b" name="ok"/>'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    assert failures(Step("tests", []), tmp_path, "") == [
+        "tests.test_speed::test_a: RuntimeError: called a synchronizing CUDA operation"
+    ]
+    log = (
+        "reading sources...\n"
+        "ERROR: docs/speed.md: code cell 3 (line 61) raised AssertionError\n"
+        "docs/cuda.md:177: WARNING: stderr was found in the cell outputs of cell 20\n"
+        "tensorbook_build: the en edition failed\n"
+    )
+    assert failures(Step("book", []), tmp_path, log) == log.splitlines()[1:]
+    record = "tensorbook_build.record: speed.md not recorded: it did not execute to its end\n"
+    assert failures(Step("record", []), tmp_path, record) == [record.strip()]

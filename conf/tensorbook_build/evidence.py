@@ -93,7 +93,10 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
                 torch.cuda.set_sync_debug_mode("error")
             finally:
                 torch.cuda.set_sync_debug_mode("default")
-            evidence["waits"] = speed.waits_for_gpu(device, speed.common_calls(device))
+            evidence["waits"] = {  # the mask spellings (speed.md), then everyday calls (cuda.md)
+                **speed.waits_for_gpu(device),
+                **speed.waits_for_gpu(device, speed.common_calls(device)),
+            }
         evidence["sync_debug_warnings"] = sorted({str(w.message) for w in seen})
     return evidence
 
