@@ -11,12 +11,16 @@ it itself.
 
 from __future__ import annotations
 
+import os
+
 import nbformat
 import pytest
 from myst_nb.core.read import read_myst_markdown_notebook
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from tensorbook_build.execute import kernel_environment
+from tensorbook_build.settings import DEVICE_VARIABLE
 from tests.support.book import CHAPTERS, ROOT
 
 RESEED = "from tensorbook.seeding import seed_everything\nseed_everything({seed})"
@@ -52,7 +56,9 @@ def test_a_page_s_checks_hold_whatever_the_cells_before_drew(page):
         kernel_name="python3",
         resources={"metadata": {"path": str(ROOT / "docs")}},
     )  # a cell tagged raises-exception may raise, as in the build; any other may not
+    # the build's kernel: its device, its one thread (the speed chapter's checks need it)
+    env = {**os.environ, **kernel_environment(os.environ[DEVICE_VARIABLE], ROOT / "src")}
     try:
-        client.execute()
+        client.execute(env=env)
     except CellExecutionError as error:
         pytest.fail(f"{page}.md, reseeded before each cell: {str(error)[-1500:]}")

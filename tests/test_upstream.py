@@ -138,3 +138,33 @@ def test_jieba_compiles_under_the_suites_warning_filters():
     assert spec is not None and spec.origin is not None
     origin = Path(spec.origin)
     compile(origin.read_text(encoding="utf-8"), str(origin), "exec")  # writes no .pyc
+
+
+PKG_RESOURCES_WARNING = (  # setuptools 80's, as the GPU machine's raised it (tests/evidence)
+    "pkg_resources is deprecated as an API. See https://setuptools.pypa.io/en/latest/"
+    "pkg_resources.html. The pkg_resources package is slated for removal as early as "
+    "2025-11-30. Refrain from using this package or pin to Setuptools<81."
+)
+
+
+def test_jieba_imports_where_setuptools_warns_of_pkg_resources(tmp_path, monkeypatch):
+    """jieba imports pkg_resources where setuptools has it; setuptools 80 (on the first
+    GPU machines) warns that it is deprecated, naming jieba as the caller, which the
+    suite's filters let pass. Here a pkg_resources that warns as that one did stands in."""
+    import importlib
+
+    stand_in = tmp_path / "pkg_resources"
+    stand_in.mkdir()
+    (stand_in / "__init__.py").write_text(
+        "import warnings\n"
+        f"warnings.warn({PKG_RESOURCES_WARNING!r}, UserWarning, stacklevel=2)\n"
+        "def resource_stream(package, name):\n"
+        "    raise OSError('not used here')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [n for n in sys.modules if n == "pkg_resources" or n.split(".")[0] == "jieba"]:
+        monkeypatch.delitem(sys.modules, name)
+    jieba = importlib.import_module("jieba")  # under the suite's warning filters
+    assert sys.modules["pkg_resources"].__file__.startswith(str(tmp_path))
+    assert callable(jieba.cut)

@@ -47,7 +47,7 @@ class Cell:
     modules: dict[str, str]  # module -> hash, for what it and the cells before it import
     marked: bool
     digest: str  # output_digest of what it printed
-    outputs: tuple[dict[str, str], ...] = ()  # {"text": ...} or {"image": file}; marked only
+    outputs: tuple[dict[str, str], ...] = ()  # {"text": ...} or {"image": file}
 
 
 @dataclass(frozen=True)
@@ -138,8 +138,8 @@ def recording_from_notebook(
     for index, (source, modules) in cell_keys(codes, LAYOUT.src).items():
         shown = _outputs_text(cells[index].get("outputs", []))
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
-        outputs = []
-        for number, item in enumerate(shown if marked else []):
+        outputs = []  # every cell's: which the page shows is its tag's to say, now or later
+        for number, item in enumerate(shown):
             if "png" in item:
                 figure = f"{page}/cell-{index}-{number}.png"
                 figures[figure] = base64.b64decode(item["png"])
@@ -255,7 +255,8 @@ def text_diff(recorded: str, own: str) -> str:
 
 
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings."""
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings,
+    each with the difference in its printed text."""
     found = []
     for first, second in itertools.combinations(recordings, 2):
         theirs = {c.index: c for c in second.cells}
@@ -264,9 +265,11 @@ def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
             if other is None or other.source != cell.source or cell.marked or other.marked:
                 continue  # a tagged cell may differ; a changed one says nothing
             if other.digest != cell.digest:
+                texts = ["\n".join(o.get("text", "") for o in c.outputs) for c in (cell, other)]
+                diff = text_diff(*texts) if all(texts) else ""
                 found.append(
                     f"{first.page}.md, cell {cell.index}: its output differs between "
                     f"{first.kind} and {second.kind}, and it is not tagged {TAG}; "
-                    f"add {TAG} to its :tags:"
+                    f"add {TAG} to its :tags:" + (f"\n{diff}" if diff else "")
                 )
     return found

@@ -438,7 +438,7 @@ write of a tensor's values, and ``masked_fill_``; ``v`` is a tensor shaped like 
 
 _BOOKKEEPING = frozenset(
     {"aten::empty", "aten::as_strided", "aten::as_strided_", "aten::select", "aten::view"}
-    | {"aten::reshape", "aten::lift_fresh", "aten::detach_", "detach_", "aten::to"}
+    | {"aten::reshape", "aten::lift_fresh", "aten::detach_", "aten::to"}
 )
 """Views and allocations, which compute nothing: left out of :func:`operator_lines`."""
 
@@ -449,26 +449,33 @@ def _makes_the_cpu_wait(name: str) -> bool:
 
 
 def operator_lines(events: Sequence[trace.Event]) -> list[str]:
-    """A profile's operators, each indented by its depth in the calls, and its waits.
+    """A profile's operators, each indented by its depth in the calls, and their waits.
 
     Views and allocations are left out. On a GPU the profiler also lists the CUDA
     runtime calls each operator makes; of those, only the copies and the waits
     (``cudaMemcpyAsync``, ``cudaStreamSynchronize``) are kept, the CPU waiting for
-    the GPU made visible: the launches and queries every kernel needs are left out.
+    the GPU made visible: the launches and queries every kernel needs are left out, and
+    so are the profiler's own events (its buffers, the wait at its stop, which no
+    operator made).
 
     >>> events = [trace.Event("aten::nonzero", "cpu", None),
     ...           trace.Event("cudaLaunchKernel", "cpu", 0),
+    ...           trace.Event("Activity Buffer Request", "cpu", 0),
     ...           trace.Event("cudaMemcpyAsync", "cpu", 0),
     ...           trace.Event("cudaStreamSynchronize", "cpu", 0),
-    ...           trace.Event("aten::view", "cpu", 0)]
+    ...           trace.Event("aten::view", "cpu", 0),
+    ...           trace.Event("cudaDeviceSynchronize", "cpu", None)]
     >>> operator_lines(events)
     ['aten::nonzero', '  cudaMemcpyAsync', '  cudaStreamSynchronize']
     """
 
     def shown(event: trace.Event) -> bool:
-        if trace.is_runtime_call(event.name):
-            return _makes_the_cpu_wait(event.name)
-        return event.name not in _BOOKKEEPING
+        if trace.is_operator(event.name):
+            return event.name not in _BOOKKEEPING
+        made_by_an_operator = event.parent is not None
+        return made_by_an_operator and trace.is_runtime_call(event.name) and (
+            _makes_the_cpu_wait(event.name)
+        )
 
     lines = []
     for event in events:

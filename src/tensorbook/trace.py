@@ -24,7 +24,15 @@ from typing import Any
 
 import torch
 
-__all__ = ["Event", "TraceError", "events_from_json", "events_to_json", "is_runtime_call", "trace"]
+__all__ = [
+    "Event",
+    "TraceError",
+    "events_from_json",
+    "events_to_json",
+    "is_operator",
+    "is_runtime_call",
+    "trace",
+]
 
 
 class TraceError(ValueError):
@@ -47,6 +55,19 @@ class Event:
     parent: int | None
     start: float | None = None
     end: float | None = None
+
+
+def is_operator(name: str) -> bool:
+    """Whether ``name`` is an operator's (``aten::mm``): operators have a namespace.
+
+    With the GPU traced too, the profiler also lists events of its own and of the
+    driver among the CPU's (``Activity Buffer Request``, ``Lazy Function Loading``):
+    neither operators nor runtime calls.
+
+    >>> is_operator("aten::mm"), is_operator("Activity Buffer Request")
+    (True, False)
+    """
+    return "::" in name
 
 
 def is_runtime_call(name: str) -> bool:

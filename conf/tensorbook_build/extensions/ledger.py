@@ -168,11 +168,15 @@ def _literal(text: str, kind: str) -> nodes.literal_block:
 
 
 def _match(recording: ledger.Recording, index: int, source: str) -> ledger.Cell | None:
-    """The recorded cell at ``index``, else the recorded marked cell with the same code."""
+    """The recorded cell at ``index``, else the recorded cell with the same code.
+
+    A recording holds every cell's outputs, so a cell tagged after it was recorded shows
+    them too: the page's tag, not the recording's, says what is shown.
+    """
     found = next((c for c in recording.cells if c.index == index), None)
-    if found is not None and found.marked:
+    if found is not None:
         return found
-    return next((c for c in recording.cells if c.marked and c.source == source), None)
+    return next((c for c in recording.cells if c.source == source), None)
 
 
 class BuildStatus(SphinxDirective):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from tensorbook.draw.svg import Canvas, Picture, text_width
-from tensorbook.trace import Event, is_runtime_call, trace
+from tensorbook.trace import Event, is_operator, trace
 
 __all__ = ["Span", "find_mark", "profile_step", "step_spans", "timeline_picture", "trace_step"]
 
@@ -67,8 +67,8 @@ def find_mark(events: Sequence[Event], name: str) -> int:
 def step_spans(events: Sequence[Event]) -> list[Span]:
     """The spans of the step a profile marked ``tensorbook.step``: CPU, then GPU.
 
-    The CPU's spans are the operators the mark is the caller of (the CUDA runtime
-    calls under them are left out); the GPU's are its kernels and copies that start
+    The CPU's spans are the operators the mark is the caller of (not the runtime calls
+    or the profiler's own events there); the GPU's are its kernels and copies that start
     within a second after the step began (kernels run after their launch), the marks'
     own annotations left out.
 
@@ -83,13 +83,13 @@ def step_spans(events: Sequence[Event]) -> list[Span]:
         msg = f"the profile's {_STEP!r} has no times: it was recorded without them"
         raise ValueError(msg)
     spans = []
-    for i, event in enumerate(events):
+    for event in events:
         if event.start is None or event.end is None:
             continue
         if event.lane == "gpu":
             if event.name not in (_WARM_UP, _STEP) and start <= event.start <= end + 1e6:
                 spans.append(Span("gpu", event.name, event.start, event.end))
-        elif event.parent == marked and not is_runtime_call(event.name) and i != marked:
+        elif event.parent == marked and is_operator(event.name):
             spans.append(Span("cpu", event.name, event.start, event.end))
     return sorted(spans, key=lambda span: (span.lane, span.start))
 
