@@ -34,6 +34,7 @@ extensions = [
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
     "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
+    "tensorbook_build.extensions.deeper",  # optional deeper sections, folded, executed
     "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
     # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
     "tensorbook_build.extensions.finish",

@@ -1,7 +1,9 @@
-"""The book's folds, exercise solutions and recorded outputs, in each format.
+"""The book's folds (exercise solutions, deeper sections, recorded outputs), in each format.
 
 In HTML a fold is a native ``<details>`` with a ``<summary>`` (no script, no
 stylesheet); in the PDF, where nothing folds, its label is a bold line before its content.
+A fold written in a page is a pair of markers around executed cells, a start holding the
+label and an end; :func:`check_pairs` stops a build whose markers do not pair.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from typing import Protocol
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
 
 # on paper: the label, kept with what follows, and the space that closes the fold
 LATEX_SUMMARY = ("\n\\par\\medskip\\noindent\\textbf{", "}\\par\\nopagebreak\n")
@@ -46,3 +52,73 @@ def add_node(
 def skip(self: nodes.NodeVisitor, node: nodes.Node) -> None:
     """Leave the node and its children out."""
     raise nodes.SkipNode
+
+
+class MarkerStart(SphinxDirective):
+    """A fold's start marker, whose content is the label the reader clicks.
+
+    A subclass names its nodes: ``start`` (the marker) and ``summary`` (the label, a
+    text element, so that it is translated like a paragraph), ``fold_name``, the
+    directive's name without ``-start``, and ``example_label`` for the error message.
+    """
+
+    has_content = True
+    start: type[nodes.Element]
+    summary: type[nodes.TextElement]
+    fold_name: str
+    example_label: str
+
+    def run(self) -> list[nodes.Node]:
+        """The start marker, holding the label."""
+        text = "\n".join(self.content).strip()
+        if not text:
+            msg = (
+                f"{self.fold_name}-start needs a label as its content, e.g. {self.example_label!r}"
+            )
+            raise self.error(msg)
+        start = self.start()
+        self.set_source_info(start)
+        textnodes, messages = self.state.inline_text(text, self.lineno)
+        summary = self.summary(text, "", *textnodes)
+        self.set_source_info(summary)
+        start += summary
+        return [start, *messages]
+
+
+class MarkerEnd(SphinxDirective):
+    """A fold's end marker; a subclass names its node, ``end``."""
+
+    end: type[nodes.Element]
+
+    def run(self) -> list[nodes.Node]:
+        """The end marker."""
+        end = self.end()
+        self.set_source_info(end)
+        return [end]
+
+
+def check_pairs(
+    doctree: nodes.document, start: type[nodes.Element], end: type[nodes.Element], name: str
+) -> None:
+    """Log an error at each ``start`` not followed, among its siblings, by its ``end``.
+
+    ``name`` is the markers' directive name without ``-start``/``-end`` (``solution``):
+    the message names the marker the author wrote, and the location the page and line.
+    """
+    for parent in doctree.findall(nodes.Element):
+        open_start: nodes.Element | None = None
+        for child in parent.children:
+            if isinstance(child, start):
+                if open_start is not None:
+                    _fail(open_start, f"{name}-start without a {name}-end before the next")
+                open_start = child
+            elif isinstance(child, end):
+                if open_start is None:
+                    _fail(child, f"{name}-end without a {name}-start before it")
+                open_start = None
+        if open_start is not None:
+            _fail(open_start, f"{name}-start without a {name}-end in the same section")
+
+
+def _fail(node: nodes.Node, message: str) -> None:
+    logger.error(message, location=node, type="tensorbook", subtype="folds")

@@ -10,12 +10,8 @@ from __future__ import annotations
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build.extensions import folds
-
-logger = logging.getLogger(__name__)
 
 
 # docutils names its node classes in lower case; these follow it
@@ -31,55 +27,26 @@ class solution_end(nodes.General, nodes.Element):
     """Where a solution closes."""
 
 
-class SolutionStart(SphinxDirective):
+class SolutionStart(folds.MarkerStart):
     """``{solution-start}``, whose content is the label the reader clicks."""
 
-    has_content = True
-
-    def run(self) -> list[nodes.Node]:
-        """The start marker, holding the label."""
-        text = "\n".join(self.content).strip()
-        if not text:
-            msg = "solution-start needs a label as its content, e.g. 'Solution'"
-            raise self.error(msg)
-        start = solution_start()
-        self.set_source_info(start)
-        textnodes, messages = self.state.inline_text(text, self.lineno)
-        summary = solution_summary(text, "", *textnodes)
-        self.set_source_info(summary)
-        start += summary
-        return [start, *messages]
+    start, summary, fold_name, example_label = (
+        solution_start,
+        solution_summary,
+        "solution",
+        "Solution",
+    )
 
 
-class SolutionEnd(SphinxDirective):
+class SolutionEnd(folds.MarkerEnd):
     """``{solution-end}``."""
 
-    def run(self) -> list[nodes.Node]:
-        """The end marker."""
-        end = solution_end()
-        self.set_source_info(end)
-        return [end]
+    end = solution_end
 
 
 def _check_pairs(_app: Sphinx, doctree: nodes.document) -> None:
     """Every start is followed, among its siblings, by its end, with no start between."""
-    for parent in doctree.findall(nodes.Element):
-        open_start: solution_start | None = None
-        for child in parent.children:
-            if isinstance(child, solution_start):
-                if open_start is not None:
-                    _fail(open_start, "solution-start without a solution-end before the next")
-                open_start = child
-            elif isinstance(child, solution_end):
-                if open_start is None:
-                    _fail(child, "solution-end without a solution-start before it")
-                open_start = None
-        if open_start is not None:
-            _fail(open_start, "solution-start without a solution-end in the same section")
-
-
-def _fail(node: nodes.Node, message: str) -> None:
-    logger.error(message, location=node, type="tensorbook", subtype="solutions")
+    folds.check_pairs(doctree, solution_start, solution_end, "solution")
 
 
 def setup(app: Sphinx) -> dict[str, object]:
