@@ -10,6 +10,7 @@ import torch
 
 from tensorbook.draw.autograd import graph_picture
 from tensorbook.draw.broadcast import broadcast_picture
+from tensorbook.draw.grid import float_grid_picture, neighbours
 from tensorbook.draw.joins import join_picture, sources
 from tensorbook.draw.memory import memory_picture
 from tensorbook.draw.network import network_lines, network_picture
@@ -41,6 +42,7 @@ def _pictures():
         "joins": lambda: join_picture({"p": grid, "q": grid}, [("cat", 1), ("stack", 2)]),
         "graph": lambda: graph_picture(out, {"x": x}),
         "network": lambda: network_picture(TUTORIAL_SIZES),
+        "grid": lambda: float_grid_picture(1.0, steps=(5e-8, -5e-8)),
         "timeline": lambda: timeline_picture(spans, device="cuda:0"),
     }
 
@@ -89,6 +91,25 @@ def test_the_strides_picture_carries_exactly_torch_s_strides_and_strips():
     assert [t for k, t in memory_picture(views).words if k == "storage"] == ["storage 1"]
 
 
+def test_the_grid_picture_rounds_each_step_as_torch_does():
+    for center, dtype in ((1.0, torch.float32), (3.0, torch.float32), (1.0, torch.bfloat16)):
+        grid = neighbours(center, 2, dtype)
+        assert grid == sorted(grid)
+        assert len(set(grid)) == 5
+        gap = grid[3] - grid[2]
+        steps = (0.4 * gap, -0.4 * gap, 0.6 * gap)
+        shown = [
+            t for k, t in float_grid_picture(center, steps, dtype=dtype).words if k == "grid_step"
+        ]
+        for step, text in zip(steps, shown, strict=True):
+            landed = (torch.tensor(center, dtype=dtype) + step).item()
+            assert text.endswith(f"→ {landed:.8g}"), (center, dtype, text)
+    with pytest.raises(ValueError, match=r"not a torch\.float32 number"):
+        float_grid_picture(0.1, steps=())
+    with pytest.raises(ValueError, match="outside the 3 neighbours"):
+        float_grid_picture(1.0, steps=(1e-3,))
+
+
 def test_the_join_picture_places_elements_where_torch_puts_them():
     p, q = torch.zeros(2, 3), torch.ones(2, 3)
     for how, dim in [("cat", 0), ("cat", 1), ("stack", 0), ("stack", 2)]:
@@ -116,8 +137,8 @@ def test_the_graph_picture_lists_exactly_the_reachable_nodes_and_follows_the_net
     assert sorted(t for t in boxes if "Backward" in t) == sorted(
         fn.name() for fn in reached if fn.name() != "torch::autograd::AccumulateGrad"
     )
-    assert "w1 (5, 4)" in picture.texts
-    assert "w2 (4, 2)" in picture.texts
+    assert "AccumulateGrad: w1 (5, 4)" in picture.texts
+    assert "AccumulateGrad: w2 (4, 2)" in picture.texts
     changed = x.mm(w1).sigmoid().mm(w2).pow(2).sum()  # another network, another picture
     other = graph_picture(changed, {"w1": w1, "w2": w2}, name="loss")
     assert "SigmoidBackward0" in other.texts
@@ -125,6 +146,10 @@ def test_the_graph_picture_lists_exactly_the_reachable_nodes_and_follows_the_net
     loss.backward()
     after = graph_picture(loss, {"w1": w1, "w2": w2}, name="loss")
     assert [t for t in after.texts if t.startswith(".grad")] == [".grad (4, 2)", ".grad (5, 4)"]
+    small = torch.tensor([1.0, -2.0], requires_grad=True)
+    (small * small).sum().backward()  # .grad is 2 * small: few enough entries to show
+    drawn = graph_picture((small * small).sum(), {"small": small}).texts
+    assert f".grad = [{', '.join(f'{v:.3g}' for v in small.grad.tolist())}]" in drawn
 
 
 def test_the_network_picture_shows_the_sizes_and_the_manual_net_s_own_lines():
@@ -156,10 +181,10 @@ def test_every_word_is_listed_for_the_catalogs():
 def test_translation_keeps_numbers_and_names_and_changes_the_words():
     picture = _pictures()["memory"]()
     chinese = {
-        "stride {stride} · offset {offset} · contiguous": "步长 {stride} · 偏移 {offset} · 连续"
+        "stride {stride} · offset {offset} · contiguous": "步幅 {stride} · 偏移 {offset} · 连续"
     }
     shown = translate_picture(picture.svg, lambda m: chinese.get(m, m))
-    assert "步长 (4, 1) · 偏移 0 · 连续" in shown
+    assert "步幅 (4, 1) · 偏移 0 · 连续" in shown
     assert shown.count("data-w=") == picture.svg.count("data-w=")
     assert translate_picture(picture.svg, lambda m: m) == picture.svg
 

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -111,6 +112,14 @@ def test_graph_prints_the_tree_and_writes_a_png(tmp_path):
     assert "SumBackward0\n└── AddBackward0" in result.stdout
     assert "b (3,) (the same node as above)" in result.stdout
     assert output.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_index_names_exactly_the_programs_that_print_every_100_steps():
+    index = (Path(__file__).parents[1] / "docs" / "index.md").read_text(encoding="utf-8")
+    sentence = index[index.index("The six that train") :].split("every 100 steps")[0]
+    named = re.findall(r"`(\w+)`", sentence.split("also take")[0])
+    assert named == TRAINING_PROGRAMS
+    assert "`--steps`" in sentence
 
 
 def test_the_package_lists_every_program():

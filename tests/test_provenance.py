@@ -139,3 +139,16 @@ def test_the_device_line_names_python_and_numpy_in_both_editions(built_book):
     assert wanted in english
     assert wanted in chinese
     assert "运行于" in chinese
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_footer_names_the_authors_in_the_page_s_language(built_book, language):
+    """conf.py's author, which the theme would print untranslated, is in the templates."""
+    conf = (LAYOUT.conf / "conf.py").read_text(encoding="utf-8")
+    author = re.search(r'^author = "(.+)"$', conf, re.MULTILINE)[1]
+    for template in ("author.html", "copyright.html"):
+        assert author in (LAYOUT.conf / "_templates" / template).read_text(encoding="utf-8")
+    footer = page(built_book, "tensors", language).split('class="bd-footer-content"')[1]
+    english = language == "en"
+    assert (author in footer) == english, (language, footer[:400])

@@ -24,8 +24,10 @@ class MyReLU(torch.autograd.Function):
 
     ``forward`` computes only the result; ``setup_context`` keeps the input
     with ``ctx.save_for_backward``; ``backward`` reads it back to know where the
-    gradient must be blocked. Keeping ``forward`` free of ``ctx`` is what lets
-    ``torch.func`` transforms (``jacrev``, ``vmap``) use the function.
+    gradient must be blocked. Keeping ``forward`` free of ``ctx`` is what lets the
+    ``torch.func`` transforms that differentiate (``jacrev``, ``vjp``) use the
+    function; ``vmap`` needs more (``generate_vmap_rule = True``, or a ``vmap``
+    static method), which this class leaves out.
 
     Examples
     --------
@@ -36,6 +38,10 @@ class MyReLU(torch.autograd.Function):
     ([0.0, 2.0], [0.0, 1.0], 'MyReLUBackward')
     >>> torch.func.jacrev(MyReLU.apply)(x.detach()).tolist()
     [[0.0, 0.0], [0.0, 1.0]]
+    >>> torch.func.vmap(MyReLU.apply)(x.detach().unsqueeze(0))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: You tried to vmap over MyReLU, but it does not have vmap support. ...
     """
 
     @staticmethod

@@ -39,8 +39,9 @@ __all__ = [
 class GraphNode:
     """One node of a backward graph.
 
-    ``label`` is the backward function's name, or for a leaf the name given
-    to its tensor (with the tensor's shape). ``inputs`` are the indices of the
+    ``label`` is the backward function's name; for a leaf, ``AccumulateGrad``
+    (torch's name for the node that fills a leaf's ``.grad``), the name given to its
+    tensor and the tensor's shape. ``inputs`` are the indices of the
     nodes it passes gradients to; ``depth`` is the length of the longest path
     from the output, so that every edge points one or more levels down. A leaf's
     ``variable`` is its tensor, whose ``.grad`` ``backward`` fills.
@@ -76,7 +77,7 @@ def backward_graph(
     >>> x = torch.ones(2, 2, device=device, requires_grad=True)
     >>> out = (x * x).sum()
     >>> [(n.label, n.inputs, n.depth) for n in backward_graph(out, {"x": x})]
-    [('SumBackward0', (1,), 0), ('MulBackward0', (2, 2), 1), ('x (2, 2)', (), 2)]
+    [('SumBackward0', (1,), 0), ('MulBackward0', (2, 2), 1), ('AccumulateGrad: x (2, 2)', (), 2)]
     >>> backward_graph(x)
     Traceback (most recent call last):
     ...
@@ -121,7 +122,7 @@ def backward_graph(
         variable = getattr(fn, "variable", None)
         if isinstance(variable, torch.Tensor):
             name = leaf_names.get(id(variable), "leaf")
-            label = f"{name} {tuple(variable.shape)}"
+            label = f"{fn.name().rpartition(':')[2]}: {name} {tuple(variable.shape)}"
         else:
             label = fn.name()
         leaf = variable if isinstance(variable, torch.Tensor) else None
@@ -140,7 +141,7 @@ def describe_graph(output: torch.Tensor, names: Mapping[str, torch.Tensor] | Non
     MeanBackward0
     └── MulBackward0
         ├── AddBackward0
-        │   └── x (2,)
+        │   └── AccumulateGrad: x (2,)
         └── AddBackward0 (the same node as above)
     """
     nodes = backward_graph(output, names)
@@ -176,7 +177,7 @@ def graph_figure(
     >>> x = torch.ones(2, device=device, requires_grad=True)
     >>> fig = graph_figure((x * 3).sum(), {"x": x})
     >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text())
-    ['MulBackward0', 'SumBackward0', 'x (2,)']
+    ['AccumulateGrad: x (2,)', 'MulBackward0', 'SumBackward0']
     """
     nodes = backward_graph(output, names)
     levels: dict[int, list[int]] = {}
@@ -244,10 +245,10 @@ def example_leaves(
     SumBackward0
     └── AddBackward0
         ├── MulBackward0
-        │   ├── a (3,)
-        │   └── b (3,)
+        │   ├── AccumulateGrad: a (3,)
+        │   └── AccumulateGrad: b (3,)
         └── SinBackward0
-            └── b (3,) (the same node as above)
+            └── AccumulateGrad: b (3,) (the same node as above)
     """
     a = torch.tensor([1.0, 2.0, 3.0], device=device, dtype=dtype, requires_grad=True)
     b = torch.tensor([0.5, -1.0, 2.0], device=device, dtype=dtype, requires_grad=True)

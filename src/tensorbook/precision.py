@@ -1,7 +1,8 @@
 """Why float32 training stalls: the weight updates that rounding throws away.
 
-A float32 weight ``w`` can only change by a multiple of its spacing, the gap to the
-next float32. When a step ``lr * g`` is smaller than half that gap, ``w - lr * g``
+A float32 weight ``w`` can only move to another float32, so it changes by at least the
+gap to its neighbour in the step's direction (below a power of two that gap is half
+the one above). When a step ``lr * g`` is smaller than half that gap, ``w - lr * g``
 rounds back to ``w`` and the update is lost. :func:`train_counting_lost_updates`
 trains the book's network in float32 and counts those losses;
 :func:`train_with_master_weights` keeps the weights in float64 (the forward and

@@ -18,12 +18,12 @@ CHAPTERS = [
     "index",
     "tensors",
     "numpy_bridge",
-    "cuda",
     "warmup_numpy",
     "tensors_by_hand",
     "autograd",
     "autograd_network",
     "training",
+    "cuda",
     "speed",
 ]
 """The book's executed pages in reading order."""

@@ -3,8 +3,10 @@
 One box per backward node, with torch's own name (``MulBackward0``, ``MmBackward0``,
 ...), from :func:`tensorbook.graph.backward_graph`; the leaves (``AccumulateGrad``)
 with their names and shapes, and what ``backward`` does for them: before it, that
-they will get a ``.grad``; after it, the shape of the ``.grad`` they hold. Drawing the
-same graph before and after ``backward()`` shows both.
+they will get a ``.grad``; after it, the ``.grad`` they hold (its values when it has
+at most :data:`MOST_VALUES` entries, else its shape). Drawing the same graph before
+and after ``backward()`` shows both. An arrow down the left side, with its words, says
+which way gradients flow.
 """
 
 from __future__ import annotations
@@ -14,13 +16,32 @@ from collections.abc import Mapping
 import torch
 
 from tensorbook.draw.svg import Canvas, Picture, text_width
+from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
+from tensorbook.wording import fill
 
 __all__ = ["graph_picture"]
 
 LEVEL = 66
 BOX_H = 24
 GAP = 16
+MARGIN = 30  # left of the boxes: the arrow that says which way gradients flow
+MOST_VALUES = 4
+"""A leaf's ``.grad`` with at most this many entries is drawn as its values."""
+
+
+def _grad_words(grad: torch.Tensor) -> tuple[str, dict[str, object]]:
+    """The template and fields that show a ``.grad``: its values, or if large its shape."""
+    if grad.numel() <= MOST_VALUES:
+        return "grad_values", {"values": _nested(grad.detach().tolist())}
+    return "grad_filled", {"shape": tuple(grad.shape)}
+
+
+def _nested(values: object) -> str:
+    """``tolist()``'s nested lists, each number to three significant figures."""
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v) for v in values) + "]"
+    return f"{values:.3g}"
 
 
 def graph_picture(
@@ -48,27 +69,31 @@ def graph_picture(
     >>> out = (x * x).sum()
     >>> before = graph_picture(out, {"x": x})
     >>> before.texts
-    ['SumBackward0', 'MulBackward0', 'x (2, 2)', 'gets .grad', 'gradients flow this way']
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad: x (2, 2)', 'gets .grad', 'gradients flow this way']
     >>> out.backward()
     >>> graph_picture(out, {"x": x}).texts[3]
-    '.grad (2, 2)'
+    '.grad = [[2, 2], [2, 2]]'
     """
     nodes = backward_graph(output, names)
     levels: dict[int, list[int]] = {}
     for i, node in enumerate(nodes):
         levels.setdefault(node.depth, []).append(i)
     widths = [text_width(node.label, 12, mono=True) + 16 for node in nodes]
+    below: dict[int, tuple[str, str]] = {}  # under each leaf: a template's key, filled in
     for i, node in enumerate(nodes):
         if node.is_leaf:
-            widths[i] = max(widths[i], text_width(".grad (00, 00)", 11) + 16)
+            grad = node.variable.grad if node.variable is not None else None
+            key, fields = ("gets_grad", {}) if grad is None else _grad_words(grad)
+            below[i] = (key, fill(WORDS[key], **fields))
+            widths[i] = max(widths[i], text_width(below[i][1], 11) + 16)
     span = max(
         sum(widths[i] for i in members) + GAP * (len(members) - 1) for members in levels.values()
     )
-    canvas = Canvas(max(300, span + 16))
+    canvas = Canvas(MARGIN + max(300, span + 16))
     left: dict[int, float] = {}
     for members in levels.values():
         total = sum(widths[i] for i in members) + GAP * (len(members) - 1)
-        x = (canvas.width - total) / 2
+        x = MARGIN + (canvas.width - MARGIN - total) / 2
         for i in members:
             left[i] = x
             x += widths[i] + GAP
@@ -82,15 +107,9 @@ def graph_picture(
         middle = left[i] + widths[i] / 2
         canvas.text(middle, top(i) + 16, node.label, anchor="middle", mono=True)
         if node.is_leaf:
-            grad = node.variable.grad if node.variable is not None else None
-            if grad is None:
-                canvas.words(middle, top(i) + BOX_H + 14, "gets_grad", anchor="middle", size=11)
-            else:
-                filled += 1
-                canvas.words(
-                    middle, top(i) + BOX_H + 14, "grad_filled", anchor="middle", size=11,
-                    shape=tuple(grad.shape),
-                )  # fmt: skip
+            key, shown = below[i]
+            filled += key != "gets_grad"
+            canvas.text(middle, top(i) + BOX_H + 14, shown, anchor="middle", size=11, key=key)
         for k, j in enumerate(node.inputs):
             # a node reached twice from here (y * y) gets two arrows, side by side
             twins = node.inputs.count(j)
@@ -98,7 +117,9 @@ def graph_picture(
             start = left[i] + widths[i] / 2 + shift
             end = left[j] + widths[j] / 2 + shift
             canvas.line(start, top(i) + BOX_H, end, top(j) - 1, arrow=True)
-    canvas.words(8, canvas.height + 18, "gradient_flow", size=11)
+    bottom = canvas.height
+    canvas.line(MARGIN / 2, 8, MARGIN / 2, bottom, arrow=True)
+    canvas.words(8, bottom + 18, "gradient_flow", size=11)
     leaves = sum(node.is_leaf for node in nodes)
     return canvas.picture(
         ("graph_title", {"output": name}),

@@ -41,6 +41,15 @@ WORDS: dict[str, str] = {
     "layout_contiguous": "stride {stride} · offset {offset} · contiguous",
     "layout_strided": "stride {stride} · offset {offset} · not contiguous",
     "reads": "reads, in order",
+    # the float grid
+    "grid_title": "The {dtype} numbers around {center}",
+    "grid_desc": (
+        "{count} {dtype} numbers on either side of {center}, at their true values: the "
+        "gap is {below} below it and {above} above. Each arrow is an exact step; the "
+        "dashed line falls on the number it rounds to."
+    ),
+    "grid_gap": "gap {gap}",
+    "grid_step": "{center} {sign} {step} → {result}",
     # cat and stack
     "join_title": "{joins} of {names}",
     "join_desc": "The inputs {names} as blocks, and where each lands in {joins}.",
@@ -52,6 +61,7 @@ WORDS: dict[str, str] = {
     ),
     "gets_grad": "gets .grad",
     "grad_filled": ".grad {shape}",
+    "grad_values": ".grad = {values}",
     "gradient_flow": "gradients flow this way",
     # the two-layer network
     "network_title": "The two-layer network: forward and backward",
