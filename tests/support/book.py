@@ -24,6 +24,7 @@ CHAPTERS = [
     "autograd",
     "autograd_network",
     "training",
+    "classification",
     "speed",
 ]
 """The book's executed pages in reading order."""
