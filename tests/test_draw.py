@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from tensorbook.draw.autograd import graph_picture
+from tensorbook.draw.boundary import boundary_picture
 from tensorbook.draw.broadcast import broadcast_picture
+from tensorbook.draw.curves import curves_picture
 from tensorbook.draw.joins import join_picture, sources
 from tensorbook.draw.memory import memory_picture
 from tensorbook.draw.network import network_lines, network_picture
@@ -42,6 +44,13 @@ def _pictures():
         "graph": lambda: graph_picture(out, {"x": x}),
         "network": lambda: network_picture(TUTORIAL_SIZES),
         "timeline": lambda: timeline_picture(spans, device="cuda:0"),
+        "boundary": lambda: boundary_picture(
+            lambda p: (p[:, 0] > p[:, 1]).long() + (p[:, 0] > 0.5).long(),
+            torch.rand(300, 2, generator=torch.Generator().manual_seed(0)),
+            torch.arange(3).repeat(100),
+            name="demo",
+        ),
+        "curves": lambda: curves_picture([1 / (e + 1) for e in range(300)], [0.5] * 300),
     }
 
 

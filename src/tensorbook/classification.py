@@ -199,8 +199,10 @@ def batches(
     Examples
     --------
     >>> data = Points(torch.arange(10.0).reshape(5, 2), torch.arange(5))
-    >>> [labels.tolist() for _, labels in batches(data, 2)]
-    [[4, 1], [3, 0], [2]]
+    >>> loader = batches(data, 2)
+    >>> first, second = ([labels.tolist() for _, labels in loader] for _ in range(2))
+    >>> [len(batch) for batch in first], sorted(sum(first, [])), first != second
+    ([2, 2, 1], [0, 1, 2, 3, 4], True)
     """
     return DataLoader(
         dataset, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed)
