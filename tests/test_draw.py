@@ -46,8 +46,8 @@ def _pictures():
         "timeline": lambda: timeline_picture(spans, device="cuda:0"),
         "boundary": lambda: boundary_picture(
             lambda p: (p[:, 0] > p[:, 1]).long() + (p[:, 0] > 0.5).long(),
-            torch.rand(300, 2, generator=torch.Generator().manual_seed(0)),
-            torch.arange(3).repeat(100),
+            torch.rand(150, 2, generator=torch.Generator().manual_seed(0)),  # the book's 150
+            torch.arange(3).repeat(50),
             name="demo",
         ),
         "curves": lambda: curves_picture([1 / (e + 1) for e in range(300)], [0.5] * 300),

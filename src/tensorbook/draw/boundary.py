@@ -60,7 +60,9 @@ def boundary_picture(
     Raises
     ------
     ValueError
-        If ``points`` is not ``(n, 2)``, or there are more classes than colours.
+        If ``points`` is not ``(n, 2)``, or there are more classes than colours, or
+        the picture is over :data:`~tensorbook.draw.svg.MAX_BYTES` (a few hundred
+        points: draw a sample of them).
 
     Examples
     --------
