@@ -158,7 +158,8 @@ def test_the_classification_program_prints_each_epoch_and_the_test_accuracy(devi
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("Executed on ")
-    epochs = re.findall(r"^epoch +(\d+)  training loss \d\.\d{4}  validation loss", result.stdout, re.MULTILINE)
+    epoch_line = r"^epoch +(\d+)  training loss \d\.\d{4}  validation loss"
+    epochs = re.findall(epoch_line, result.stdout, re.MULTILINE)
     assert epochs and [int(e) for e in epochs] == list(range(len(epochs)))
     kept = re.fullmatch(r"kept the weights of epoch (\d+): test accuracy (\d+\.\d)%", lines[-1])
     assert kept, lines[-1]

@@ -42,6 +42,8 @@ __all__ = [
 
 CLASSES = 3
 """The number of spiral arms, and so of classes."""
+LossFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+"""A batch's mean loss from its logits and its labels."""
 
 
 def spirals(
@@ -69,7 +71,10 @@ def spirals(
     ValueError: n=7 points cannot be shared equally among 3 classes: give a multiple of 3
     """
     if n < 1 or n % classes:
-        msg = f"n={n} points cannot be shared equally among {classes} classes: give a multiple of {classes}"
+        msg = (
+            f"n={n} points cannot be shared equally among {classes} classes: "
+            f"give a multiple of {classes}"
+        )
         raise ValueError(msg)
     labels = torch.arange(classes).repeat_interleave(n // classes)
     radius = torch.rand(n, generator=generator) * 0.9 + 0.1
@@ -260,7 +265,8 @@ def evaluate(
     """
     was_training = model.training
     model.eval()
-    points, labels = next(iter(DataLoader(dataset, batch_size=len(dataset))))  # type: ignore[arg-type]
+    whole = DataLoader(dataset, batch_size=len(dataset))  # type: ignore[arg-type]
+    points, labels = next(iter(whole))
     points, labels = points.to(device), labels.to(device)
     with torch.inference_mode():
         logits = model(points)
@@ -298,7 +304,7 @@ def train_epoch(
     loader: DataLoader[tuple[torch.Tensor, torch.Tensor]],
     optimizer: torch.optim.Optimizer,
     device: torch.device,
-    loss_function: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = nn.functional.cross_entropy,
+    loss_function: LossFunction = nn.functional.cross_entropy,
 ) -> float:
     """One pass over ``loader``, one optimizer step a batch; the epoch's mean training loss.
 
@@ -401,7 +407,7 @@ def fit(
             after_epoch(epoch, history)
         if patience is None:
             history.kept = epoch
-        elif history.kept < 0 or history.validation_loss[-1] < history.validation_loss[history.kept]:
+        elif history.kept < 0 or history.validation_loss[-1] < min(history.validation_loss[:-1]):
             history.kept = epoch
             best_state = copy.deepcopy(model.state_dict())
         elif epoch - history.kept >= patience:
@@ -431,7 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--epochs", type=cli.positive_int, default=200, help="most epochs (default: 200)"
         )
         parser.add_argument(
-            "--weight-decay", type=_non_negative, default=0.0, help="AdamW's weight decay (default: 0)"
+            "--weight-decay",
+            type=_non_negative,
+            default=0.0,
+            help="AdamW's weight decay (default: 0)",
         )
         parser.add_argument(
             "--patience",

@@ -75,7 +75,8 @@ def boundary_picture(
     ['... 2 points ... 1 of them on the wrong side of it.']
     """
     if points.dim() != 2 or points.shape[1] != 2 or len(points) != len(labels):
-        msg = f"expected (n, 2) points and n labels, got {tuple(points.shape)} and {tuple(labels.shape)}"
+        shapes = f"{tuple(points.shape)} and {tuple(labels.shape)}"
+        msg = f"expected (n, 2) points and n labels, got {shapes}"
         raise ValueError(msg)
     points, labels = points.detach().cpu().float(), labels.detach().cpu()
     classes = int(labels.max().item()) + 1
@@ -115,7 +116,8 @@ def boundary_picture(
     for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
         px = _TOP + (x - lows[0]) / step_x * cell
         py = _TOP + (highs[1] - y) / step_y * cell
-        canvas.rect(px - _MARK / 2, py - _MARK / 2, _MARK, _MARK, tone=CLASS_TONES[label], solid=True)
+        half = _MARK / 2
+        canvas.rect(px - half, py - half, _MARK, _MARK, tone=CLASS_TONES[label], solid=True)
     legend = _TOP + AREA + 20
     x = _TOP
     for label in range(classes):
