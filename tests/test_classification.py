@@ -17,7 +17,8 @@ def test_the_spirals_are_seeded_balanced_and_the_same_on_every_call():
     first = classification.spirals(300, generator=torch.Generator().manual_seed(3))
     second = classification.spirals(300, generator=torch.Generator().manual_seed(3))
     other = classification.spirals(300, generator=torch.Generator().manual_seed(4))
-    assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
+    assert torch.equal(first[0], second[0])
+    assert torch.equal(first[1], second[1])
     assert not torch.equal(first[0], other[0])
     assert torch.bincount(first[1]).tolist() == [100, 100, 100]
     assert first[0].norm(dim=1).max() <= 1.0 + 1e-6  # the arms end at radius 1
@@ -39,7 +40,8 @@ def test_the_dataset_reads_through_its_transform_and_refuses_mismatched_labels()
     data = classification.Points(torch.ones(4, 2), torch.arange(4), transform=lambda p: p * 3)
     assert len(data) == 4
     point, label = data[2]
-    assert point.tolist() == [3.0, 3.0] and label.item() == 2
+    assert point.tolist() == [3.0, 3.0]
+    assert label.item() == 2
     with pytest.raises(ValueError, match="one label per point"):
         classification.Points(torch.ones(4, 2), torch.arange(3))
 
@@ -71,9 +73,11 @@ def test_a_classifier_learns_the_spirals(device):
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     history = classification.fit(model, splits, optimizer, device, epochs=30)
     after = classification.evaluate(model, splits.test, device)
-    assert before.accuracy < 0.5 < 0.75 < after.accuracy
+    assert before.accuracy < 0.5
+    assert after.accuracy > 0.75
     assert history.train_loss[-1] < history.train_loss[0] / 2
-    assert len(history.validation) == len(history.learning_rate) == 30 and history.kept == 29
+    assert len(history.validation) == len(history.learning_rate) == 30
+    assert history.kept == 29  # without patience, the last epoch's weights
 
 
 def test_early_stopping_restores_the_best_weights(device):
@@ -115,7 +119,8 @@ def test_the_boundary_picture_counts_the_points_on_the_wrong_side():
     labels = torch.tensor([0, 1, 1, 1])
     picture = boundary_picture(lambda p: (p[:, 0] > 0).long(), points, labels, name="x > 0")
     (desc,) = (text for key, text in picture.words if key == "boundary_desc")
-    assert "4 points" in desc and "1 of them on the wrong side" in desc
+    assert "4 points" in desc
+    assert "1 of them on the wrong side" in desc
     with pytest.raises(ValueError, match=r"\(n, 2\) points"):
         boundary_picture(lambda p: p[:, 0].long(), torch.zeros(3, 3), torch.zeros(3), name="x")
 

@@ -160,7 +160,8 @@ def test_the_classification_program_prints_each_epoch_and_the_test_accuracy(devi
     assert lines[0].startswith("Executed on ")
     epoch_line = r"^epoch +(\d+)  training loss \d\.\d{4}  validation loss"
     epochs = re.findall(epoch_line, result.stdout, re.MULTILINE)
-    assert epochs and [int(e) for e in epochs] == list(range(len(epochs)))
+    assert epochs
+    assert [int(e) for e in epochs] == list(range(len(epochs)))
     kept = re.fullmatch(r"kept the weights of epoch (\d+): test accuracy (\d+\.\d)%", lines[-1])
     assert kept, lines[-1]
     assert int(kept[1]) == len(epochs) - 1 - 5  # stopped five epochs after its best

@@ -148,9 +148,11 @@ class Points(Dataset[tuple[torch.Tensor, torch.Tensor]]):
         self.transform = transform
 
     def __len__(self) -> int:
+        """The number of examples."""
         return len(self.labels)
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The example at ``index``: its point, transformed, and its label."""
         point = self.points[index]
         if self.transform is not None:
             point = self.transform(point)
@@ -159,8 +161,10 @@ class Points(Dataset[tuple[torch.Tensor, torch.Tensor]]):
 
 @dataclass(frozen=True)
 class Splits:
-    """Training, validation and test examples, all standardized with the training split's
-    statistics (``scale``)."""
+    """Training, validation and test examples, standardized with the training statistics.
+
+    ``scale`` holds the training split's mean and deviation, which every split uses.
+    """
 
     train: Points
     validation: Points
@@ -171,8 +175,9 @@ class Splits:
 def spiral_splits(
     *, train: int = 150, validation: int = 150, test: int = 600, noise: float = 0.5, seed: int = 0
 ) -> Splits:
-    """Draw spiral points and deal them into three splits, shuffled; standardize them all
-    with the training split's mean and deviation.
+    """Draw spiral points and deal them into three shuffled splits, standardized alike.
+
+    Every split is standardized with the training split's mean and deviation.
 
     Examples
     --------
@@ -294,7 +299,8 @@ def predict(
     was_training = model.training
     model.eval()
     with torch.inference_mode():
-        classes = model(scale(points).to(device)).argmax(dim=1).cpu()
+        logits: torch.Tensor = model(scale(points).to(device))
+        classes = logits.argmax(dim=1).cpu()
     model.train(was_training)
     return classes
 
@@ -321,8 +327,8 @@ def train_epoch(
     """
     model.train()
     total, count = torch.zeros((), device=device), 0
-    for points, labels in loader:
-        points, labels = points.to(device), labels.to(device)
+    for batch_points, batch_labels in loader:
+        points, labels = batch_points.to(device), batch_labels.to(device)
         loss = loss_function(model(points), labels)
         optimizer.zero_grad()
         loss.backward()

@@ -33,9 +33,7 @@ def _ticks(top: float) -> list[float]:
     return [round(k * step, 10) for k in range(math.ceil(top / step - 1e-9) + 1)]
 
 
-def curves_picture(
-    train_loss: Sequence[float], validation_loss: Sequence[float]
-) -> Picture:
+def curves_picture(train_loss: Sequence[float], validation_loss: Sequence[float]) -> Picture:
     """Draw both losses against the epoch; a dashed line marks the lowest validation loss.
 
     Raises
