@@ -23,13 +23,14 @@ _LEFT, _TOP, _MARK = 40.0, 10.0, 3.0
 
 
 def _ticks(top: float) -> list[float]:
-    """Round values from 0 to at least ``top``, three to seven of them.
+    """Round values from 0 to at least ``top``, at most seven of them.
 
     >>> _ticks(1.8), _ticks(0.9)
     ([0.0, 0.5, 1.0, 1.5, 2.0], [0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     """
     power = 10 ** math.floor(math.log10(top))
-    step = next(power * f for f in (1.0, 0.5, 0.2, 0.1) if top / (power * f) >= 3)
+    steps = (power * f for f in (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0))
+    step = next(step for step in steps if math.ceil(top / step - 1e-9) <= 6)
     return [round(k * step, 10) for k in range(math.ceil(top / step - 1e-9) + 1)]
 
 
