@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from string import Formatter
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -20,6 +21,7 @@ from tensorbook.draw.timeline import Span, profile_step, timeline_picture
 from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
 from tensorbook.problem import TUTORIAL_SIZES, Sizes
+from tensorbook.wording import fill, parse
 from tensorbook_build.extensions.pictures import (
     PDF_HEIGHT,
     is_picture,
@@ -71,6 +73,14 @@ def test_a_picture_is_small_accessible_deterministic_svg(kind):
     assert all(key in WORDS for key, _ in first.words)
     assert "#000" not in first.svg
     assert "black" not in first.svg
+
+
+@pytest.mark.parametrize("key", list(WORDS))
+def test_every_template_reads_back_the_fields_it_was_filled_with(key):
+    """An edition translates a word by parsing its fields back (wording.parse), which
+    needs each field named once."""
+    fields = {name: f"<{name}>" for _, name, _, _ in Formatter().parse(WORDS[key]) if name}
+    assert parse(WORDS[key], fill(WORDS[key], **fields)) == fields
 
 
 def test_the_broadcast_picture_shows_torch_s_result_shape():

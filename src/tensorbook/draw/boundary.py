@@ -126,5 +126,5 @@ def boundary_picture(
         x += 80
     return canvas.picture(
         ("boundary_title", {"name": name}),
-        ("boundary_desc", {"cells": cells, "points": len(labels), "wrong": wrong}),
+        ("boundary_desc", {"grid": f"{cells} × {cells}", "points": len(labels), "wrong": wrong}),
     )

@@ -74,9 +74,9 @@ WORDS: dict[str, str] = {
     # a classifier's decision boundary
     "boundary_title": "Decision boundary of {name}",
     "boundary_desc": (
-        "A line where the predicted class changes, found on a {cells} × {cells} grid "
-        "over the plane; {points} points in the colour of their true class, {wrong} of "
-        "them on the wrong side of it."
+        "A line where the predicted class changes, found on a {grid} grid over the "
+        "plane; {points} points in the colour of their true class, {wrong} of them on "
+        "the wrong side of it."
     ),
     "class": "class {number}",
     # loss curves over epochs
