@@ -126,9 +126,10 @@ def test_the_boundary_picture_counts_the_points_on_the_wrong_side():
 
 
 def test_the_curves_picture_marks_the_lowest_validation_loss():
-    picture = curves_picture([3.0, 2.0, 1.0, 0.5], [3.0, 1.5, 2.0, 2.5])
+    picture = curves_picture([3.0, 2.0, 1.0, 0.5], [3.0, 1.5, 2.0, 2.5], name="model")
+    assert picture.title == "Training and validation loss of model over 4 epochs"
     assert ("lowest_epoch", "lowest validation loss: epoch 1") in picture.words
     (desc,) = (text for key, text in picture.words if key == "curves_desc")
     assert "lowest after epoch 1 (1.500) and ends at 2.500" in desc
     with pytest.raises(ValueError, match="finite"):
-        curves_picture([1.0, math.nan], [1.0, 1.0])
+        curves_picture([1.0, math.nan], [1.0, 1.0], name="model")

@@ -52,7 +52,9 @@ def _pictures():
             torch.arange(3).repeat(50),
             name="demo",
         ),
-        "curves": lambda: curves_picture([1 / (e + 1) for e in range(300)], [0.5] * 300),
+        "curves": lambda: curves_picture(
+            [1 / (e + 1) for e in range(300)], [0.5] * 300, name="demo"
+        ),
     }
 
 

@@ -51,8 +51,9 @@ def spirals(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` points on ``classes`` interleaved spiral arms, and the arm of each.
 
-    Each arm turns once around the origin and outwards; ``noise`` shifts every angle by
-    a normal draw, so that the arms overlap near the centre. The points are float32 on
+    Each arm winds outwards from near the origin through nine tenths of a turn;
+    ``noise`` shifts every angle by a normal draw times ``noise``, so that the arms
+    overlap, most near the centre. The points are float32 on
     the CPU and the labels int64 (``0`` to ``classes - 1``), in arm order.
 
     Raises

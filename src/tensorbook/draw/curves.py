@@ -34,8 +34,12 @@ def _ticks(top: float) -> list[float]:
     return [round(k * step, 10) for k in range(math.ceil(top / step - 1e-9) + 1)]
 
 
-def curves_picture(train_loss: Sequence[float], validation_loss: Sequence[float]) -> Picture:
+def curves_picture(
+    train_loss: Sequence[float], validation_loss: Sequence[float], *, name: str
+) -> Picture:
     """Draw both losses against the epoch; a dashed line marks the lowest validation loss.
+
+    ``name`` says whose losses they are, in the title: code or a number, not words.
 
     Raises
     ------
@@ -45,12 +49,12 @@ def curves_picture(train_loss: Sequence[float], validation_loss: Sequence[float]
 
     Examples
     --------
-    >>> picture = curves_picture([1.0, 0.5, 0.25], [1.1, 0.7, 0.8])
+    >>> picture = curves_picture([1.0, 0.5, 0.25], [1.1, 0.7, 0.8], name="model")
     >>> picture.title
-    'Training and validation loss over 3 epochs'
+    'Training and validation loss of model over 3 epochs'
     >>> [text for key, text in picture.words if key == "lowest_epoch"]
     ['lowest validation loss: epoch 1']
-    >>> curves_picture([1.0], [1.0, 2.0])
+    >>> curves_picture([1.0], [1.0, 2.0], name="model")
     Traceback (most recent call last):
     ...
     ValueError: 1 training losses but 2 validation losses: give one of each per epoch
@@ -106,7 +110,7 @@ def curves_picture(train_loss: Sequence[float], validation_loss: Sequence[float]
         canvas.rect(_LEFT + offset, legend - 8, 8, 8, tone=tone, solid=True)
         canvas.words(_LEFT + offset + 12, legend, key)
     return canvas.picture(
-        ("curves_title", {"epochs": epochs}),
+        ("curves_title", {"name": name, "epochs": epochs}),
         (
             "curves_desc",
             {

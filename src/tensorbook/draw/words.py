@@ -80,7 +80,7 @@ WORDS: dict[str, str] = {
     ),
     "class": "class {number}",
     # loss curves over epochs
-    "curves_title": "Training and validation loss over {epochs} epochs",
+    "curves_title": "Training and validation loss of {name} over {epochs} epochs",
     "curves_desc": (
         "The mean cross-entropy after each epoch, training loss in blue and validation "
         "loss in orange. The validation loss is lowest after epoch {best} ({low}) and "
