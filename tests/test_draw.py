@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from string import Formatter
 from xml.etree import ElementTree as ET
 
 import pytest
 import torch
 
 from tensorbook.draw.autograd import graph_picture
+from tensorbook.draw.boundary import boundary_picture
 from tensorbook.draw.broadcast import broadcast_picture
+from tensorbook.draw.curves import curves_picture
 from tensorbook.draw.grid import float_grid_picture, neighbours
 from tensorbook.draw.joins import join_picture, sources
 from tensorbook.draw.memory import memory_picture
@@ -19,6 +22,7 @@ from tensorbook.draw.timeline import Span, profile_step, timeline_picture
 from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
 from tensorbook.problem import TUTORIAL_SIZES, Sizes
+from tensorbook.wording import fill, parse
 from tensorbook_build.extensions.pictures import (
     PDF_HEIGHT,
     is_picture,
@@ -44,6 +48,15 @@ def _pictures():
         "network": lambda: network_picture(TUTORIAL_SIZES),
         "grid": lambda: float_grid_picture(1.0, steps=(5e-8, -5e-8)),
         "timeline": lambda: timeline_picture(spans, device="cuda:0"),
+        "boundary": lambda: boundary_picture(
+            lambda p: (p[:, 0] > p[:, 1]).long() + (p[:, 0] > 0.5).long(),
+            torch.rand(150, 2, generator=torch.Generator().manual_seed(0)),  # the book's 150
+            torch.arange(3).repeat(50),
+            name="demo",
+        ),
+        "curves": lambda: curves_picture(
+            [1 / (e + 1) for e in range(300)], [0.5] * 300, name="demo"
+        ),
     }
 
 
@@ -64,6 +77,14 @@ def test_a_picture_is_small_accessible_deterministic_svg(kind):
     assert all(key in WORDS for key, _ in first.words)
     assert "#000" not in first.svg
     assert "black" not in first.svg
+
+
+@pytest.mark.parametrize("key", list(WORDS))
+def test_every_template_reads_back_the_fields_it_was_filled_with(key):
+    """An edition translates a word by parsing its fields back (wording.parse), which
+    needs each field named once."""
+    fields = {name: f"<{name}>" for _, name, _, _ in Formatter().parse(WORDS[key]) if name}
+    assert parse(WORDS[key], fill(WORDS[key], **fields)) == fields
 
 
 def test_the_broadcast_picture_shows_torch_s_result_shape():

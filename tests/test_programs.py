@@ -158,3 +158,27 @@ def test_the_speed_program_prints_its_table(device):
     assert len(lines[2:]) == expected
     assert lines[2].startswith("64, 1000, 100, 10          NumPy")
     assert all(line.rstrip().endswith("x") for line in lines[2:])
+
+
+def test_the_classification_program_prints_each_epoch_and_the_test_accuracy(device):
+    result = run(
+        "tensorbook.classification", "--device", str(device), "--epochs", "40", "--patience", "5"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Executed on ")
+    epoch_line = r"^epoch +(\d+)  training loss \d\.\d{4}  validation loss"
+    epochs = re.findall(epoch_line, result.stdout, re.MULTILINE)
+    assert epochs
+    assert [int(e) for e in epochs] == list(range(len(epochs)))
+    kept = re.fullmatch(r"kept the weights of epoch (\d+): test accuracy (\d+\.\d)%", lines[-1])
+    assert kept, lines[-1]
+    assert int(kept[1]) == len(epochs) - 1 - 5  # stopped five epochs after its best
+    assert float(kept[2]) > 70
+
+
+def test_the_classification_program_refuses_a_negative_weight_decay():
+    result = run("tensorbook.classification", "--device", "cpu", "--weight-decay", "-1")
+    assert result.returncode == 2
+    assert "expected a number of at least 0, got -1.0" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -17,6 +17,7 @@ PROGRAMS = (
     "compare",
     "graph",
     "training",
+    "classification",
     "speed",
 )
 """Modules with a ``main``, in the order the book meets them."""

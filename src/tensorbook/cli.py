@@ -12,7 +12,7 @@ from tensorbook.device import DeviceUnavailableError, choose_device, describe_de
 from tensorbook.problem import STEPS, Problem, make_problem
 from tensorbook.seeding import DEFAULT_SEED
 
-__all__ = ["TrainOn", "parse_args", "run_training"]
+__all__ = ["TrainOn", "parse_args", "positive_int", "run_training"]
 
 
 class TrainOn(Protocol):
@@ -29,7 +29,18 @@ class TrainOn(Protocol):
     ) -> list[float]: ...
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An option's value as an integer of at least 1, or argparse's error saying what it got.
+
+    Examples
+    --------
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive integer, got 0
+    """
     try:
         value = int(text)
     except ValueError:
@@ -78,7 +89,7 @@ def parse_args(
     )
     if steps:
         parser.add_argument(
-            "--steps", type=_positive_int, default=STEPS, help=f"training steps (default: {STEPS})"
+            "--steps", type=positive_int, default=STEPS, help=f"training steps (default: {STEPS})"
         )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default: 0)")
     if dtype:

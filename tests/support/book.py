@@ -23,6 +23,7 @@ CHAPTERS = [
     "autograd",
     "autograd_network",
     "training",
+    "classification",
     "cuda",
     "speed",
 ]

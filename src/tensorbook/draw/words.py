@@ -81,5 +81,24 @@ WORDS: dict[str, str] = {
     "gpu_row": "GPU",
     "microseconds": "{time} µs",
     "measured": "measured in this build",
+    # a classifier's decision boundary
+    "boundary_title": "Decision boundary of {name}",
+    "boundary_desc": (
+        "A line where the predicted class changes, found on a {grid} grid over the "
+        "plane; {points} points in the colour of their true class, {wrong} of them on "
+        "the wrong side of it."
+    ),
+    "class": "class {number}",
+    # loss curves over epochs
+    "curves_title": "Training and validation loss of {name} over {epochs} epochs",
+    "curves_desc": (
+        "The mean cross-entropy after each epoch, training loss in blue and validation "
+        "loss in orange. The validation loss is lowest after epoch {best} ({low}) and "
+        "ends at {last}; the training loss ends at {train}."
+    ),
+    "epoch_axis": "epoch",
+    "lowest_epoch": "lowest validation loss: epoch {epoch}",
+    "training_loss": "training loss",
+    "validation_loss": "validation loss",
 }
 """Every template, by the key a picture's elements carry."""
