@@ -121,30 +121,73 @@ class BuildBusyError(RuntimeError):
     """Another build is writing into the same build folder."""
 
 
+_HELD: set[Path] = set()  # the folders this process holds, which its own lock would not refuse
+
+
+def _holder(text: str) -> tuple[int, float] | None:
+    """The pid and start (epoch seconds) that a lock file names, if it names any."""
+    with contextlib.suppress(ValueError):
+        pid, started = text.split()
+        return int(pid), float(started)
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        pass
+    return True
+
+
+def _described(holder: tuple[int, float] | None) -> str:
+    if holder is None:
+        return "another build"
+    pid, started = holder
+    age = max(0, round(time.time() - started))
+    ago = f"{age // 60} min {age % 60} s" if age >= 60 else f"{age} s"
+    at = time.strftime("%H:%M:%S", time.localtime(started))
+    return f"the build with pid {pid}, started at {at} ({ago} ago)"
+
+
 @contextlib.contextmanager
 def build_lock(work: Path) -> Iterator[None]:
     """Hold ``work`` for this build, or raise :class:`BuildBusyError` at once.
 
-    The lock is ``flock`` on ``work/.build.lock``: it ends with its process, never stale.
+    The lock is a POSIX record lock on ``work/.build.lock``, which names its holder's pid
+    and start. It ends with its process, and unlike ``flock`` no process forked from the
+    build inherits it. A lock file that names a build that is gone (killed before it
+    could clear it) is taken over, saying so on stderr.
     """
     work.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(work / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    path = work / ".build.lock"
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    holder = _holder(os.pread(descriptor, 200, 0).decode(errors="replace"))
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(descriptor, 200, 0).decode(errors="replace").strip()
+        if work.resolve() in _HELD:
+            raise BlockingIOError
+        fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
         os.close(descriptor)
         msg = (
-            f"{work} is being built by {holder or 'another build'}; wait for it to finish, "
+            f"{work} is being built by {_described(holder)}; wait for it to finish, "
             "or build into another folder with --site"
         )
         raise BuildBusyError(msg) from None
-    started = time.strftime("%H:%M:%S")
+    if holder is not None and holder[0] != os.getpid() and not _alive(holder[0]):
+        print(
+            f"tensorbook_build: taking over {path} from {_described(holder)}, which is gone",
+            file=sys.stderr,
+        )
     os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, f"the build with pid {os.getpid()}, started at {started}".encode(), 0)
+    os.pwrite(descriptor, f"{os.getpid()} {time.time():.0f}\n".encode(), 0)
+    _HELD.add(work.resolve())
     try:
         yield
     finally:
+        _HELD.discard(work.resolve())
         os.ftruncate(descriptor, 0)
         os.close(descriptor)  # and with it the lock
 
@@ -281,10 +324,8 @@ def build_site(
             if all(r.returncode == 0 for r in results):
                 results += [*skipped, *_finish_editions(running[len(source) :], capture=capture)]
         finally:
-            for started in running:
-                if started.process.poll() is None:
-                    started.process.kill()
-                    started.process.wait()
+            for started in running:  # each with its process group: the failure may be any
+                launch.kill(started.process)
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
@@ -338,6 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         device = choose_device(args.device, given_by="--device", default="cpu").device
         results = build_site(args.site, args.languages, device=device, extra=extra)
+    except KeyboardInterrupt:  # every process of the build has been stopped
+        print("tensorbook_build: interrupted; no process of this build is left", file=sys.stderr)
+        return 130
     except (ValueError, DeviceUnavailableError, BuildBusyError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
         return 3 if isinstance(error, BuildBusyError) else 2

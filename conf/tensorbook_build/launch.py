@@ -2,12 +2,19 @@
 
 The driver imports Sphinx, the extensions and the theme once, and forks each edition
 from itself; forking is safe only in a process that runs no other thread.
+
+Nothing an edition starts outlives the build. Each edition leads a process group of its
+own, which the driver kills whole (Sphinx's ``-j`` workers with it: killed alone, the
+edition left them blocked on pipes no one reads, holding the build folder). Each process
+forked inside a forked edition dies with its parent, so a driver killed with ``kill -9``
+takes them all with it.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import ctypes
 import importlib
 import os
 import runpy
@@ -20,6 +27,25 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
+_PR_SET_PDEATHSIG = 1
+_forking = os.getpid()  # the process that forked this one, set just before each fork
+
+
+def die_with_parent(parent: int, signal_number: int = signal.SIGKILL) -> None:
+    """In a new child of ``parent``: have Linux end it when ``parent`` ends."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal_number)
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+
+
+def _remember_forking() -> None:
+    global _forking  # noqa: PLW0603 - what an at-fork hook in the child can read
+    _forking = os.getpid()
+
+
+def _child_dies_with_parent() -> None:
+    die_with_parent(_forking)
 
 
 def _threads() -> int:
@@ -102,9 +128,16 @@ class Forked:
 
         sys.stdout.flush()
         sys.stderr.flush()
+        parent = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:
+            os.setpgid(0, 0)
+            die_with_parent(parent)
+            # Sphinx's workers too, and theirs: Python runs these hooks in each os.fork
+            os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
             run_child("sphinx", command[3:], environment, to_pipe)
+        with contextlib.suppress(OSError):  # set in both, so that it is set before kill
+            os.setpgid(self.pid, self.pid)
         self.returncode: int | None = None
         self._output: IO[str] | None = None
         if pipe:
@@ -134,16 +167,21 @@ class Forked:
         self.wait()
         return printed, None
 
-    def kill(self) -> None:
-        """Kill the child, if it still runs."""
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+
+def kill(process: Forked | subprocess.Popen[str]) -> None:
+    """Kill an edition started by :func:`start`, and every process of its group, and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def start(
     command: Sequence[str], environment: Mapping[str, str], *, capture: bool, conf: Path
 ) -> Forked | subprocess.Popen[str]:
-    """Start an edition's ``command``: forked warm where it can be, else a new process."""
+    """Start an edition's ``command``: forked warm where it can be, else a new process.
+
+    Either way it leads a new process group, which :func:`kill` ends.
+    """
     if can_fork(command):
         warm_up(conf)
         return Forked(command, environment, capture=capture)
@@ -154,4 +192,5 @@ def start(
         stdout=output,
         stderr=subprocess.STDOUT if output else None,
         text=True,
+        process_group=0,
     )
