@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from tensorbook_build.launch import can_fork
+from tensorbook_build.launch import can_fork, kill, readiness, start
 from tensorbook_build.settings import LAYOUT
 
 # Run in a new interpreter: a test runner has threads of its own, which forking must not
@@ -68,3 +68,15 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
 def test_only_this_interpreter_s_sphinx_is_forked():
     assert not can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
     assert not can_fork([sys.executable, "-m", "pytest"])
+
+
+def test_the_driver_hears_that_outputs_are_ready_or_that_the_edition_ended_without():
+    """Readiness is a message on a pipe, not a file the driver polls for."""
+    code = "from tensorbook_build import launch; launch.say_ready()"
+    for edition, told in [(code, True), ("pass", False)]:
+        with readiness() as ready:
+            process = start([sys.executable, "-c", edition], os.environ, capture=False,
+                            conf=LAYOUT.conf, ready=ready)  # fmt: skip
+            assert ready.wait() is told
+            assert process.wait() == 0
+            kill(process)  # its group: nothing it started is left

@@ -16,16 +16,13 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tensorbook.device import DeviceUnavailableError, choose_device
-from tensorbook_build import forkserver, launch
-from tensorbook_build.execute import OUTPUTS_READY_VARIABLE, kernel_environment
-from tensorbook_build.forkserver import FORKSERVER_VARIABLE
+from tensorbook_build import launch
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
     DEVICE_VARIABLE,
@@ -194,7 +191,6 @@ def build_lock(work: Path) -> Iterator[None]:
 
 _NOT_INPUTS = {"__pycache__", ".jupyter_cache", "jupyter_execute", ".ipynb_checkpoints"}
 _FORCING = {"-E", "--fresh-env", "-a", "--write-all"}
-_FRESH_KERNELS = "tensorbook_warm_kernels=0"  # as `-D` gives it: kernels started afresh
 _QUIETNESS = {"-q", "--quiet", "-Q", "--silent", "-v", "-vv", "-vvv", "--verbose"}
 
 
@@ -276,8 +272,7 @@ def build_site(
     environment = {**os.environ, **(env or {})}
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
     running: list[_Started] = []
-    with build_lock(site.parent), contextlib.ExitStack() as stack:
-        ready = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "outputs-ready"
+    with build_lock(site.parent), launch.readiness() as ready:
 
         def start(code: str) -> list[EditionBuild]:
             command = sphinx_command(
@@ -295,17 +290,12 @@ def build_site(
                     print(note, end="", flush=True)
                 return [EditionBuild(code, 0, note)]
             stamp.unlink(missing_ok=True)  # until this build has succeeded
-            launched = dict(environment)
-            if code == SOURCE_LANGUAGE:
-                launched[OUTPUTS_READY_VARIABLE] = str(ready)
-                # the kernels' fork server starts with Sphinx, so their imports overlap
-                if _FRESH_KERNELS not in extra:
-                    kernels = {**environment, **kernel_environment(device, layout.src)}
-                    server = forkserver.running(layout.docs, kernels, sys.executable)
-                    launched[FORKSERVER_VARIABLE] = str(stack.enter_context(server))
             # a translation runs beside another edition: its output is printed once it ends
             piped = capture or code != SOURCE_LANGUAGE
-            process = launch.start(command, launched, capture=piped, conf=layout.conf)
+            told = ready if code == SOURCE_LANGUAGE else None
+            process = launch.start(
+                command, environment, capture=piped, conf=layout.conf, ready=told
+            )
             running.append(_Started(code, process, stamp, fingerprint))
             return []
 
@@ -316,8 +306,7 @@ def build_site(
                 launch.prepare(layout.conf, translations)  # for the translations it forks
             # the translations start once the source edition says every output is cached
             # (while it writes its pages), or once it has ended
-            while not ready.exists() and any(s.process.poll() is None for s in source):
-                time.sleep(0.05)
+            ready.wait()
             if all(s.process.poll() in (None, 0) for s in source):
                 skipped += [build for code in translations for build in start(code)]
             results = _finish_editions(source, capture=capture)

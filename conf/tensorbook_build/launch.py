@@ -22,11 +22,13 @@ import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
+READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
+"""The descriptor on which the source edition tells the driver every output is cached."""
 _PR_SET_PDEATHSIG = 1
 _forking = os.getpid()  # the process that forked this one, set just before each fork
 
@@ -168,6 +170,52 @@ class Forked:
         return printed, None
 
 
+class Readiness:
+    """A message from the source edition to the driver: every page's outputs are cached.
+
+    A pipe: the edition writes one byte (:func:`say_ready`); the driver's read returns
+    then, or once the edition and every process that inherited the pipe have ended.
+    """
+
+    def __init__(self) -> None:
+        self._read, self.write = os.pipe()
+
+    def wait(self) -> bool:
+        """Wait for the message (``True``), or for the edition's end without it (``False``)."""
+        self.close_write()  # the edition holds its own copy; the next editions get none
+        return os.read(self._read, 1) == b"1"
+
+    def close_write(self) -> None:
+        """Close the driver's copy of the writing end (once the edition has its own)."""
+        if self.write >= 0:
+            os.close(self.write)
+            self.write = -1
+
+    def close(self) -> None:
+        """Close both ends."""
+        self.close_write()
+        os.close(self._read)
+
+
+@contextlib.contextmanager
+def readiness() -> Iterator[Readiness]:
+    """A :class:`Readiness`, closed after."""
+    ready = Readiness()
+    try:
+        yield ready
+    finally:
+        ready.close()
+
+
+def say_ready() -> None:
+    """In the source edition: tell the driver, if one waits, that every output is cached."""
+    descriptor = os.environ.pop(READY_VARIABLE, "")
+    if descriptor.isdigit():
+        with contextlib.suppress(OSError):
+            os.write(int(descriptor), b"1")
+            os.close(int(descriptor))
+
+
 def kill(process: Forked | subprocess.Popen[str]) -> None:
     """Kill an edition started by :func:`start`, and every process of its group, and reap it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -176,19 +224,27 @@ def kill(process: Forked | subprocess.Popen[str]) -> None:
 
 
 def start(
-    command: Sequence[str], environment: Mapping[str, str], *, capture: bool, conf: Path
+    command: Sequence[str],
+    environment: Mapping[str, str],
+    *,
+    capture: bool,
+    conf: Path,
+    ready: Readiness | None = None,
 ) -> Forked | subprocess.Popen[str]:
     """Start an edition's ``command``: forked warm where it can be, else a new process.
 
-    Either way it leads a new process group, which :func:`kill` ends.
+    Either way it leads a new process group, which :func:`kill` ends. The edition given
+    ``ready`` says on it when every output is cached.
     """
+    told = {READY_VARIABLE: str(ready.write)} if ready is not None else {}
     if can_fork(command):
         warm_up(conf)
-        return Forked(command, environment, capture=capture)
+        return Forked(command, {**environment, **told}, capture=capture)
     output = subprocess.PIPE if capture else None
     return subprocess.Popen(
         command,
-        env=dict(environment),
+        env={**environment, **told},
+        pass_fds=[ready.write] if ready is not None else [],
         stdout=output,
         stderr=subprocess.STDOUT if output else None,
         text=True,
