@@ -293,9 +293,7 @@ def build_site(
             # a translation runs beside another edition: its output is printed once it ends
             piped = capture or code != SOURCE_LANGUAGE
             told = ready if code == SOURCE_LANGUAGE else None
-            process = launch.start(
-                command, environment, capture=piped, conf=layout.conf, ready=told
-            )
+            process = launch.start(command, environment, capture=piped, ready=told)
             running.append(_Started(code, process, stamp, fingerprint))
             return []
 
@@ -303,7 +301,7 @@ def build_site(
             skipped = start(SOURCE_LANGUAGE) if SOURCE_LANGUAGE in wanted else []
             source = list(running)
             if source:
-                launch.prepare(layout.conf, translations)  # for the translations it forks
+                launch.prepare(translations)  # for the translations it forks
             # the translations start once the source edition says every output is cached
             # (while it writes its pages), or once it has ended
             ready.wait()

@@ -12,7 +12,6 @@ takes them all with it.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import ctypes
 import importlib
@@ -25,6 +24,8 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
+
+from tensorbook_build.settings import EXTENSIONS, THEME
 
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
 READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
@@ -62,26 +63,17 @@ def can_fork(command: Sequence[str]) -> bool:
     return tuple(command[:3]) == (sys.executable, "-m", "sphinx") and _threads() == 1
 
 
-def warm_up(conf: Path) -> None:
-    """Import Sphinx and the extensions and theme ``conf/conf.py`` names (read, not run)."""
-    modules = list(_ALWAYS)
-    for node in ast.parse((conf / "conf.py").read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            name = getattr(node.targets[0], "id", "")
-            with contextlib.suppress(ValueError):
-                if name == "extensions":
-                    modules += ast.literal_eval(node.value)
-                elif name == "html_theme":
-                    modules.append(ast.literal_eval(node.value))
-    for module in modules:
+def warm_up() -> None:
+    """Import Sphinx, and the extensions and theme the book uses (``settings.EXTENSIONS``)."""
+    for module in (*_ALWAYS, *EXTENSIONS, THEME):
         with contextlib.suppress(ImportError):  # the child reports it, as Sphinx would
             importlib.import_module(module)
 
 
-def prepare(conf: Path, languages: Sequence[str]) -> None:
+def prepare(languages: Sequence[str]) -> None:
     """Load, while the source edition builds, what the editions in ``languages`` need."""
     if languages and _threads() == 1:
-        warm_up(conf)
+        warm_up()
 
 
 def run_child(
@@ -228,7 +220,6 @@ def start(
     environment: Mapping[str, str],
     *,
     capture: bool,
-    conf: Path,
     ready: Readiness | None = None,
 ) -> Forked | subprocess.Popen[str]:
     """Start an edition's ``command``: forked warm where it can be, else a new process.
@@ -238,7 +229,7 @@ def start(
     """
     told = {READY_VARIABLE: str(ready.write)} if ready is not None else {}
     if can_fork(command):
-        warm_up(conf)
+        warm_up()
         return Forked(command, {**environment, **told}, capture=capture)
     output = subprocess.PIPE if capture else None
     return subprocess.Popen(
