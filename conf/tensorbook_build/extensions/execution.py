@@ -21,7 +21,7 @@ from tensorbook_build.execute import (
     kernel_environment,
     page_hashes,
 )
-from tensorbook_build.extensions.outputs import stop
+from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
 from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.launch import say_ready
