@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from tensorbook_build.launch import can_fork, kill, readiness, start
+from tensorbook_build.launch import Readiness, can_fork, kill, start
 
 # Run in a new interpreter: a test runner has threads of its own, which forking must not
 # copy (and Python 3.12 warns about); the build driver has none.
@@ -72,7 +72,7 @@ def test_the_driver_hears_that_outputs_are_ready_or_that_the_edition_ended_witho
     """Readiness is a message on a pipe, not a file the driver polls for."""
     code = "from tensorbook_build import launch; launch.say_ready()"
     for edition, told in [(code, True), ("pass", False)]:
-        with readiness() as ready:
+        with Readiness() as ready:
             process = start([sys.executable, "-c", edition], os.environ, capture=False, ready=ready)
             assert ready.wait() is told
             assert process.wait() == 0

@@ -118,35 +118,17 @@ class BuildBusyError(RuntimeError):
     """Another build is writing into the same build folder."""
 
 
-_HELD: set[Path] = set()  # the folders this process holds, which its own lock would not refuse
+_HELD: set[Path] = set()  # the folders this process holds: its own lock would not refuse it
 
 
-def _holder(text: str) -> tuple[int, float] | None:
-    """The pid and start (epoch seconds) that a lock file names, if it names any."""
-    with contextlib.suppress(ValueError):
-        pid, started = text.split()
-        return int(pid), float(started)
-    return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        pass
-    return True
-
-
-def _described(holder: tuple[int, float] | None) -> str:
-    if holder is None:
+def _described(holder: list[str]) -> str:
+    """Who a lock file (``pid start``) names: the build, when it started, how long ago."""
+    if len(holder) != 2 or not "".join(holder).isdigit():
         return "another build"
-    pid, started = holder
-    age = max(0, round(time.time() - started))
+    age = max(0, round(time.time() - int(holder[1])))
+    at = time.strftime("%H:%M:%S", time.localtime(int(holder[1])))
     ago = f"{age // 60} min {age % 60} s" if age >= 60 else f"{age} s"
-    at = time.strftime("%H:%M:%S", time.localtime(started))
-    return f"the build with pid {pid}, started at {at} ({ago} ago)"
+    return f"the build with pid {holder[0]}, started at {at} ({ago} ago)"
 
 
 @contextlib.contextmanager
@@ -161,23 +143,21 @@ def build_lock(work: Path) -> Iterator[None]:
     work.mkdir(parents=True, exist_ok=True)
     path = work / ".build.lock"
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    holder = _holder(os.pread(descriptor, 200, 0).decode(errors="replace"))
+    holder = os.pread(descriptor, 100, 0).decode(errors="replace").split()
     try:
         if work.resolve() in _HELD:
             raise BlockingIOError
         fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except (BlockingIOError, PermissionError):
+    except OSError:
         os.close(descriptor)
         msg = (
             f"{work} is being built by {_described(holder)}; wait for it to finish, "
             "or build into another folder with --site"
         )
         raise BuildBusyError(msg) from None
-    if holder is not None and holder[0] != os.getpid() and not _alive(holder[0]):
-        print(
-            f"tensorbook_build: taking over {path} from {_described(holder)}, which is gone",
-            file=sys.stderr,
-        )
+    if _described(holder) != "another build" and not Path("/proc", holder[0]).exists():
+        gone = f"tensorbook_build: taking over {path} from {_described(holder)}, which is gone"
+        print(gone, file=sys.stderr)
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, f"{os.getpid()} {time.time():.0f}\n".encode(), 0)
     _HELD.add(work.resolve())
@@ -272,7 +252,7 @@ def build_site(
     environment = {**os.environ, **(env or {})}
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
     running: list[_Started] = []
-    with build_lock(site.parent), launch.readiness() as ready:
+    with build_lock(site.parent), launch.Readiness() as ready:
 
         def start(code: str) -> list[EditionBuild]:
             command = sphinx_command(

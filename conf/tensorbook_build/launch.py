@@ -21,9 +21,9 @@ import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, NoReturn, Self
 
 from tensorbook_build.settings import EXTENSIONS, THEME
 
@@ -167,36 +167,30 @@ class Readiness:
 
     A pipe: the edition writes one byte (:func:`say_ready`); the driver's read returns
     then, or once the edition and every process that inherited the pipe have ended.
+    A context manager, which closes both ends.
     """
 
     def __init__(self) -> None:
         self._read, self.write = os.pipe()
 
-    def wait(self) -> bool:
-        """Wait for the message (``True``), or for the edition's end without it (``False``)."""
-        self.close_write()  # the edition holds its own copy; the next editions get none
-        return os.read(self._read, 1) == b"1"
+    def __enter__(self) -> Self:
+        """The message to wait for."""
+        return self
 
-    def close_write(self) -> None:
-        """Close the driver's copy of the writing end (once the edition has its own)."""
+    def __exit__(self, *_: object) -> None:
+        """Close both ends."""
+        self._close_write()
+        os.close(self._read)
+
+    def _close_write(self) -> None:
         if self.write >= 0:
             os.close(self.write)
             self.write = -1
 
-    def close(self) -> None:
-        """Close both ends."""
-        self.close_write()
-        os.close(self._read)
-
-
-@contextlib.contextmanager
-def readiness() -> Iterator[Readiness]:
-    """A :class:`Readiness`, closed after."""
-    ready = Readiness()
-    try:
-        yield ready
-    finally:
-        ready.close()
+    def wait(self) -> bool:
+        """Wait for the message (``True``), or for the edition's end without it (``False``)."""
+        self._close_write()  # the edition holds its own copy; the next editions get none
+        return os.read(self._read, 1) == b"1"
 
 
 def say_ready() -> None:

@@ -44,8 +44,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
         stop(str(error))
     config.tensorbook_device = device
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
-    if not config.tensorbook_warm_kernels:
-        os.environ.pop(FORKSERVER_VARIABLE, None)  # fresh kernels, even under the driver
     specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
