@@ -140,15 +140,18 @@ class Book:
         assert "fixed" in (self.site / SOURCE_LANGUAGE / "index.html").read_text()
 
 
-def _wait_for_a_kernel(process: subprocess.Popen[str]) -> None:
-    """Wait until a page's cell runs in a kernel (a process in a session of its own)."""
+def _inside_a_cell(tmp_path: Path) -> tuple[Book, subprocess.Popen[str]]:
+    """A build started, once a page's cell runs in a kernel (a process in a session of
+    its own) and sleeps there."""
+    book = Book(tmp_path, "import time\ntime.sleep(600)")
+    process = book.start()
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
         for pid in _descendants(process.pid):
             with contextlib.suppress(OSError):
                 if os.getsid(pid) == pid:
                     time.sleep(1)  # inside the cell
-                    return
+                    return book, process
         time.sleep(0.2)
     pytest.fail(f"no kernel started:\n{process.communicate()[0][-3000:]}")
 
@@ -186,21 +189,18 @@ def test_a_broken_catalog_leaves_nothing_and_the_next_build_runs(tmp_path, lefto
 
 
 def test_ctrl_c_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
-    book = Book(tmp_path, "import time\ntime.sleep(600)")
-    process = book.start()
-    _wait_for_a_kernel(process)
+    book, process = _inside_a_cell(tmp_path)
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
     printed, _ = process.communicate(timeout=120)
-    assert process.returncode != 0
+    assert process.returncode == 130
     assert "Traceback" not in printed, printed[-3000:]
+    assert printed.endswith("tensorbook_build: interrupted; no process of this build is left\n")
     assert leftovers() == []
     book.builds_again()
 
 
 def test_a_driver_killed_with_kill_9_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
-    book = Book(tmp_path, "import time\ntime.sleep(600)")
-    process = book.start()
-    _wait_for_a_kernel(process)
+    book, process = _inside_a_cell(tmp_path)
     process.kill()  # the driver alone: its children get no signal from anyone
     # killed with it, they are gone at once; a build left to itself would go on for
     # seconds (its readers notice their kernels went with the fork server, then write)

@@ -193,7 +193,7 @@ def edition_fingerprint(
             if (
                 not path.is_file()
                 or path.suffix == ".mo"  # compiled from the .po by the build itself
-                or path == layout.conf / "README.md"  # the maintainer's guide
+                or path in (layout.conf / "README.md", layout.conf / "HISTORY.md")  # for people
                 or _NOT_INPUTS.intersection(relative.parts)
                 or (language == SOURCE_LANGUAGE and path.is_relative_to(layout.locales))
             ):

@@ -1,9 +1,9 @@
 """Warm kernels: one process imports what the pages import, then forks a kernel per page.
 
 The server never touches CUDA (a child that needs a GPU initialises it). It dies with
-the process that started it, and each kernel with the server, so a killed build leaves
-nothing. It runs in a process group of its own: a terminal's Ctrl-C stops the driver,
-which stops the server.
+the process that started it (the source edition's Sphinx), and each kernel with the
+server, so a killed build leaves nothing. It runs in a process group of its own: a
+terminal's Ctrl-C reaches the driver alone, which stops the edition, and so the server.
 """
 
 from __future__ import annotations
