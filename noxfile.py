@@ -1,3 +1,7 @@
+#!/usr/bin/env python3
+# /// script
+# dependencies = ["nox>=2025.2.9"]
+# ///
 """Build the book, run its doctests and tests, lint, and measure the build.
 
     nox -s docs                      # both editions, executed on the CPU, into build/html
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -44,8 +49,11 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+nox.needs_version = ">=2025.2.9"  # dependency_groups and load_toml
 nox.options.default_venv_backend = "virtualenv"
-nox.options.sessions = ["lint", "tests"]
+# nox looks for uv before each session, even with virtualenv chosen, and says so where
+# it finds none: a line on every session that means nothing here
+logging.getLogger("nox").addFilter(lambda record: record.getMessage() != "uv binary not found.")
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONSTRAINTS = ("-c", "conf/constraints.txt")
@@ -224,7 +232,7 @@ def _browser_tools(session: nox.Session) -> None:
     session.run("npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def docs(session: nox.Session) -> None:
     """Build the book into build/html.
 
@@ -236,7 +244,7 @@ def docs(session: nox.Session) -> None:
     session.run("python", "-m", "tensorbook_build", *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def translate(session: nox.Session) -> None:
     """Refresh the catalogs in docs/locales after an English edit.
 
@@ -248,14 +256,14 @@ def translate(session: nox.Session) -> None:
     session.run("python", "-m", "tensorbook_build.translate", "--update", success_codes=[0, 1])
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def doctest(session: nox.Session) -> None:
     """Run every doctest in src (and any in docs) on --device (default cpu)."""
     _install(session, "test")
     session.run("pytest", "--doctest-glob=*.md", "src/tensorbook", "docs", *session.posargs)
 
 
-@nox.session
+@nox.session(default=True)
 def tests(session: nox.Session) -> None:
     """Run the whole suite, every tier but the PDF's, as CI does, on --device (default cpu)."""
     _install(session, "test", "docs")
@@ -263,21 +271,21 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-m", SUITE, *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def fast(session: nox.Session) -> None:
     """The fast tier: unit tests and every doctest, without building the book."""
     _install(session, "test", "docs")
     session.run("pytest", "-m", FAST, *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def book(session: nox.Session) -> None:
     """The book tier: the tests that build the book and read what it built."""
     _install(session, "test", "docs")
     session.run("pytest", "-m", BOOK, *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def browser(session: nox.Session) -> None:
     """The browser tier: every page of both editions in headless Chromium."""
     _install(session, "test", "docs")
@@ -285,7 +293,7 @@ def browser(session: nox.Session) -> None:
     session.run("pytest", "-m", BROWSER, *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def weights(session: nox.Session) -> None:
     """Print each page's CSS + JS + font bytes and load time.
 
@@ -297,7 +305,7 @@ def weights(session: nox.Session) -> None:
     session.run("python", "-m", "tests.support.browser", *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def pdf(session: nox.Session) -> None:
     """Build a PDF of each edition into build/html/<language>/ with XeLaTeX, then test them.
 
@@ -309,7 +317,7 @@ def pdf(session: nox.Session) -> None:
     session.run("pytest", "tests/test_pdf.py", "--built-book", "build", *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def lighthouse(session: nox.Session) -> None:
     """Lighthouse CI on every page of both editions; fails below the goal.
 
@@ -338,7 +346,7 @@ def lighthouse(session: nox.Session) -> None:
     )  # fmt: skip
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=True)
 def lint(session: nox.Session) -> None:
     """Lint: ruff (lint and format check), then mypy, strict, on both packages.
 
@@ -351,7 +359,7 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")  # what and how: [tool.mypy] in pyproject.toml
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def bench(session: nox.Session) -> None:
     """Print build figures: cold, unchanged, after a prose edit, after a src edit."""
     _install(session, "docs")
@@ -389,7 +397,7 @@ def _distribution(wheel: Path) -> str:
     return re.sub(r"[-_.]+", "-", wheel.name.split("-")[0]).lower()
 
 
-@nox.session
+@nox.session(default=False)
 def wheels(session: nox.Session) -> None:
     """Download into .whl/ the wheels an offline GPU machine needs (conf/README.md, "On a GPU").
 
@@ -435,7 +443,7 @@ def wheels(session: nox.Session) -> None:
         )
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def record(session: nox.Session) -> None:
     """Execute the pages on --device and record their device-dependent outputs.
 
@@ -447,7 +455,7 @@ def record(session: nox.Session) -> None:
     session.run("python", "-m", "tensorbook_build.record", *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def kit(session: nox.Session) -> None:
     """The GPU kit: doctests, tests, book, recording and speed targets into one folder.
 
@@ -458,7 +466,7 @@ def kit(session: nox.Session) -> None:
     session.run("python", "-m", "tensorbook_build.kit", *session.posargs)
 
 
-@nox.session(reuse_venv=True)
+@nox.session(reuse_venv=True, default=False)
 def compat(session: nox.Session) -> None:
     """The doctests and the pages with another torch, recorded for the status page.
 
@@ -467,3 +475,7 @@ def compat(session: nox.Session) -> None:
     """
     _install(session, "test", "docs")
     session.run("python", "-m", "tensorbook_build.kit", "--compat", *session.posargs)
+
+
+if __name__ == "__main__":
+    nox.main()

@@ -4,7 +4,7 @@ which ``nox -s docs`` runs, does it for every edition)."""
 import importlib.metadata
 from pathlib import Path
 
-from tensorbook_build.settings import PROJECT, SOURCE_LANGUAGE, site_base_url
+from tensorbook_build.settings import EXTENSIONS, PROJECT, SOURCE_LANGUAGE, THEME, site_base_url
 
 # -- The book -----------------------------------------------------------------------------
 project = PROJECT
@@ -19,26 +19,9 @@ locale_dirs = ["locales/"]  # relative to docs/, where the catalogs live with th
 gettext_compact = False  # one catalog per page
 gettext_location = True  # translators see where each message comes from
 
-# The adapters over the build package (tensorbook_build), in the order of the pipeline.
-extensions = [
-    "myst_nb",
-    "tensorbook_build.extensions.execution",  # device, kernels' environment, cache keys
-    "tensorbook_build.extensions.outputs",  # exact printed text; failures name the cell
-    "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
-    "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
-    "tensorbook_build.extensions.editions",  # languages, catalogs, switcher, addresses
-    "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
-    "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
-    "sphinx_copybutton",
-    "sphinxext.opengraph",  # Open Graph metadata and the page's description
-    "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
-    "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
-    "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
-    "tensorbook_build.extensions.deeper",  # optional deeper sections, folded, executed
-    "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
-    # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
-    "tensorbook_build.extensions.finish",
-]
+# The extensions, in the order of the pipeline (tensorbook_build.settings.EXTENSIONS, which
+# the build driver imports before it forks the editions)
+extensions = list(EXTENSIONS)
 
 exclude_patterns = [
     "_build",
@@ -74,7 +57,7 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 # -- HTML ---------------------------------------------------------------------------------
-html_theme = "sphinx_book_theme"
+html_theme = THEME
 html_title = "tensorbook"
 html_favicon = "_static/favicon.svg"
 # for the canonical links, the sitemap and the social card

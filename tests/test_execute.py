@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -201,7 +203,28 @@ def test_a_second_build_into_the_same_folder_stops_at_once_naming_the_holder(tmp
     assert len(lines) == 1, lines
     holder = f"the build with pid {os.getpid()}, started at "
     assert lines[0].startswith(f"tensorbook_build: {work} is being built by {holder}")
+    assert re.search(r"started at \d\d:\d\d:\d\d \(\d+ s ago\); wait for it", lines[0]), lines
     assert lines[0].endswith("; wait for it to finish, or build into another folder with --site")
     assert not (work / "html").exists()
     with build_lock(work):  # released: the next build may go on
         pass
+
+
+def test_a_lock_file_naming_a_build_that_is_gone_is_taken_over_saying_so(tmp_path, capsys):
+    """A build killed with kill -9 leaves its lock file naming it: the next takes it over."""
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(ended.stdout)
+    work = tmp_path / "build"
+    work.mkdir()
+    (work / ".build.lock").write_text(f"{pid} {time.time() - 90:.0f}\n")
+    with build_lock(work):
+        assert (work / ".build.lock").read_text().split()[0] == str(os.getpid())
+    said = capsys.readouterr().err
+    lock = work / ".build.lock"
+    assert said.startswith(f"tensorbook_build: taking over {lock} from the build with pid {pid}, ")
+    assert re.search(r"started at \d\d:\d\d:\d\d \(1 min 3\d s ago\), which is gone\n$", said)

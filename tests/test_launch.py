@@ -8,8 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from tensorbook_build.launch import can_fork
-from tensorbook_build.settings import LAYOUT
+from tensorbook_build.launch import Readiness, can_fork, kill, start
 
 # Run in a new interpreter: a test runner has threads of its own, which forking must not
 # copy (and Python 3.12 warns about); the build driver has none.
@@ -20,8 +19,7 @@ PROBE = textwrap.dedent(
     results = []
     for arguments in {arguments}:
         command = [sys.executable, "-m", "sphinx", *arguments]
-        process = launch.start(command, os.environ, capture=True,
-                               conf=launch.Path({conf!r}))
+        process = launch.start(command, os.environ, capture=True)
         printed, _ = process.communicate()
         results.append([type(process).__name__, process.returncode, printed])
     print(json.dumps(results))
@@ -35,7 +33,7 @@ COLOURED = {**os.environ, "FORCE_COLOR": "1"}
 
 
 def _probe(*arguments: list[str]) -> list[list]:
-    code = PROBE.format(arguments=repr(arguments), conf=str(LAYOUT.conf))
+    code = PROBE.format(arguments=repr(arguments))
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -68,3 +66,14 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
 def test_only_this_interpreter_s_sphinx_is_forked():
     assert not can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
     assert not can_fork([sys.executable, "-m", "pytest"])
+
+
+def test_the_driver_hears_that_outputs_are_ready_or_that_the_edition_ended_without():
+    """Readiness is a message on a pipe, not a file the driver polls for."""
+    code = "from tensorbook_build import launch; launch.say_ready()"
+    for edition, told in [(code, True), ("pass", False)]:
+        with Readiness() as ready:
+            process = start([sys.executable, "-c", edition], os.environ, capture=False, ready=ready)
+            assert ready.wait() is told
+            assert process.wait() == 0
+            kill(process)  # its group: nothing it started is left

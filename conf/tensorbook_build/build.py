@@ -16,16 +16,13 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tensorbook.device import DeviceUnavailableError, choose_device
-from tensorbook_build import forkserver, launch
-from tensorbook_build.execute import OUTPUTS_READY_VARIABLE, kernel_environment
-from tensorbook_build.forkserver import FORKSERVER_VARIABLE
+from tensorbook_build import launch
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
     DEVICE_VARIABLE,
@@ -121,37 +118,59 @@ class BuildBusyError(RuntimeError):
     """Another build is writing into the same build folder."""
 
 
+_HELD: set[Path] = set()  # the folders this process holds: its own lock would not refuse it
+
+
+def _described(holder: list[str]) -> str:
+    """Who a lock file (``pid start``) names: the build, when it started, how long ago."""
+    if len(holder) != 2 or not "".join(holder).isdigit():
+        return "another build"
+    age = max(0, round(time.time() - int(holder[1])))
+    at = time.strftime("%H:%M:%S", time.localtime(int(holder[1])))
+    ago = f"{age // 60} min {age % 60} s" if age >= 60 else f"{age} s"
+    return f"the build with pid {holder[0]}, started at {at} ({ago} ago)"
+
+
 @contextlib.contextmanager
 def build_lock(work: Path) -> Iterator[None]:
     """Hold ``work`` for this build, or raise :class:`BuildBusyError` at once.
 
-    The lock is ``flock`` on ``work/.build.lock``: it ends with its process, never stale.
+    The lock is a POSIX record lock on ``work/.build.lock``, which names its holder's pid
+    and start. It ends with its process, and unlike ``flock`` no process forked from the
+    build inherits it. A lock file that names a build that is gone (killed before it
+    could clear it) is taken over, saying so on stderr.
     """
     work.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(work / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    path = work / ".build.lock"
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    holder = os.pread(descriptor, 100, 0).decode(errors="replace").split()
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(descriptor, 200, 0).decode(errors="replace").strip()
+        if work.resolve() in _HELD:
+            raise BlockingIOError
+        fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
         os.close(descriptor)
         msg = (
-            f"{work} is being built by {holder or 'another build'}; wait for it to finish, "
+            f"{work} is being built by {_described(holder)}; wait for it to finish, "
             "or build into another folder with --site"
         )
         raise BuildBusyError(msg) from None
-    started = time.strftime("%H:%M:%S")
+    if _described(holder) != "another build" and not Path("/proc", holder[0]).exists():
+        gone = f"tensorbook_build: taking over {path} from {_described(holder)}, which is gone"
+        print(gone, file=sys.stderr)
     os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, f"the build with pid {os.getpid()}, started at {started}".encode(), 0)
+    os.pwrite(descriptor, f"{os.getpid()} {time.time():.0f}\n".encode(), 0)
+    _HELD.add(work.resolve())
     try:
         yield
     finally:
+        _HELD.discard(work.resolve())
         os.ftruncate(descriptor, 0)
         os.close(descriptor)  # and with it the lock
 
 
 _NOT_INPUTS = {"__pycache__", ".jupyter_cache", "jupyter_execute", ".ipynb_checkpoints"}
 _FORCING = {"-E", "--fresh-env", "-a", "--write-all"}
-_FRESH_KERNELS = "tensorbook_warm_kernels=0"  # as `-D` gives it: kernels started afresh
 _QUIETNESS = {"-q", "--quiet", "-Q", "--silent", "-v", "-vv", "-vvv", "--verbose"}
 
 
@@ -174,7 +193,7 @@ def edition_fingerprint(
             if (
                 not path.is_file()
                 or path.suffix == ".mo"  # compiled from the .po by the build itself
-                or path == layout.conf / "README.md"  # the maintainer's guide
+                or path in (layout.conf / "README.md", layout.conf / "HISTORY.md")  # for people
                 or _NOT_INPUTS.intersection(relative.parts)
                 or (language == SOURCE_LANGUAGE and path.is_relative_to(layout.locales))
             ):
@@ -233,8 +252,7 @@ def build_site(
     environment = {**os.environ, **(env or {})}
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
     running: list[_Started] = []
-    with build_lock(site.parent), contextlib.ExitStack() as stack:
-        ready = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "outputs-ready"
+    with build_lock(site.parent), launch.Readiness() as ready:
 
         def start(code: str) -> list[EditionBuild]:
             command = sphinx_command(
@@ -252,17 +270,10 @@ def build_site(
                     print(note, end="", flush=True)
                 return [EditionBuild(code, 0, note)]
             stamp.unlink(missing_ok=True)  # until this build has succeeded
-            launched = dict(environment)
-            if code == SOURCE_LANGUAGE:
-                launched[OUTPUTS_READY_VARIABLE] = str(ready)
-                # the kernels' fork server starts with Sphinx, so their imports overlap
-                if _FRESH_KERNELS not in extra:
-                    kernels = {**environment, **kernel_environment(device, layout.src)}
-                    server = forkserver.running(layout.docs, kernels, sys.executable)
-                    launched[FORKSERVER_VARIABLE] = str(stack.enter_context(server))
             # a translation runs beside another edition: its output is printed once it ends
             piped = capture or code != SOURCE_LANGUAGE
-            process = launch.start(command, launched, capture=piped, conf=layout.conf)
+            told = ready if code == SOURCE_LANGUAGE else None
+            process = launch.start(command, environment, capture=piped, ready=told)
             running.append(_Started(code, process, stamp, fingerprint))
             return []
 
@@ -270,21 +281,18 @@ def build_site(
             skipped = start(SOURCE_LANGUAGE) if SOURCE_LANGUAGE in wanted else []
             source = list(running)
             if source:
-                launch.prepare(layout.conf, translations)  # for the translations it forks
+                launch.prepare(translations)  # for the translations it forks
             # the translations start once the source edition says every output is cached
             # (while it writes its pages), or once it has ended
-            while not ready.exists() and any(s.process.poll() is None for s in source):
-                time.sleep(0.05)
+            ready.wait()
             if all(s.process.poll() in (None, 0) for s in source):
                 skipped += [build for code in translations for build in start(code)]
             results = _finish_editions(source, capture=capture)
             if all(r.returncode == 0 for r in results):
                 results += [*skipped, *_finish_editions(running[len(source) :], capture=capture)]
         finally:
-            for started in running:
-                if started.process.poll() is None:
-                    started.process.kill()
-                    started.process.wait()
+            for started in running:  # each with its process group: the failure may be any
+                launch.kill(started.process)
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
@@ -338,6 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         device = choose_device(args.device, given_by="--device", default="cpu").device
         results = build_site(args.site, args.languages, device=device, extra=extra)
+    except KeyboardInterrupt:  # every process of the build has been stopped
+        print("tensorbook_build: interrupted; no process of this build is left", file=sys.stderr)
+        return 130
     except (ValueError, DeviceUnavailableError, BuildBusyError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
         return 3 if isinstance(error, BuildBusyError) else 2

@@ -17,9 +17,6 @@ from pathlib import Path
 
 from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
 
-OUTPUTS_READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
-"""A file the source edition creates once every page's outputs are in the cache."""
-
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _CODE_CELL = re.compile(
     r"^(?P<fence>`{3,}|~{3,})\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",

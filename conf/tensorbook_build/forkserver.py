@@ -1,13 +1,14 @@
 """Warm kernels: one process imports what the pages import, then forks a kernel per page.
 
 The server never touches CUDA (a child that needs a GPU initialises it). It dies with
-the process that started it, and each kernel with it, so a killed build leaves nothing.
+the process that started it (the source edition's Sphinx), and each kernel with the
+server, so a killed build leaves nothing. It runs in a process group of its own: a
+terminal's Ctrl-C reaches the driver alone, which stops the edition, and so the server.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib
 import json
 import os
@@ -22,34 +23,31 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tensorbook_build.launch import run_child
+from tensorbook_build.launch import die_with_parent, run_child
 
 FORKSERVER_VARIABLE = "TENSORBOOK_FORKSERVER"
 """The fork server's socket, where the build runs one; fresh kernels where it does not."""
 
-_PR_SET_PDEATHSIG = 1
 _PRELOADED = ("numpy", "torch", "matplotlib", "matplotlib.figure", "ipykernel.kernelapp")
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to end this process when the one that started it ends."""
-    parent = os.getppid()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # it ended before the request took effect
-        os._exit(1)
+def _detach(server: int, cwd: str) -> None:
+    """In a kernel: its own process group (which jupyter_client signals), folder and stdin.
 
-
-def _detach(cwd: str) -> None:
-    """In a kernel: its own process group (which jupyter_client signals), folder and stdin."""
+    It dies with ``server``: even in a cell that never lets ipykernel see its parent go.
+    """
+    die_with_parent(server)
     os.setsid()
     os.chdir(cwd)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 
 
-def serve(listening: int) -> None:
-    """Import, then fork a kernel for each request on socket ``listening``, until killed."""
-    _die_with_parent()
+def serve(listening: int, parent: int) -> None:
+    """Import, then fork a kernel for each request on socket ``listening``, until killed.
+
+    ``parent`` is the process that started the server, which it dies with.
+    """
+    die_with_parent(parent)
     for module in _PRELOADED:
         importlib.import_module(module)
     import torch
@@ -76,7 +74,10 @@ def serve(listening: int) -> None:
                 # the server as the kernel's parent: the kernel exits when the server does
                 arguments = ["-f", task["connection_file"], f"--IPKernelApp.parent_handle={server}"]
                 run_child(
-                    "ipykernel_launcher", arguments, task["env"], partial(_detach, task["cwd"])
+                    "ipykernel_launcher",
+                    arguments,
+                    task["env"],
+                    partial(_detach, server, task["cwd"]),
                 )
             connection.sendall(f"{child}\n".encode())
 
@@ -97,8 +98,10 @@ def running(
         listener.bind(str(socket_path))
         listener.listen(8)
         fd = listener.fileno()
-        command = [python, "-m", __name__, str(fd)]
-        process = subprocess.Popen(command, cwd=cwd, env=dict(environment), pass_fds=[fd])
+        command = [python, "-m", __name__, str(fd), str(os.getpid())]
+        process = subprocess.Popen(
+            command, cwd=cwd, env=dict(environment), pass_fds=[fd], process_group=0
+        )
     try:
         yield socket_path
     finally:
@@ -121,4 +124,4 @@ def request(path: Path, task: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -2,12 +2,18 @@
 
 The driver imports Sphinx, the extensions and the theme once, and forks each edition
 from itself; forking is safe only in a process that runs no other thread.
+
+Nothing an edition starts outlives the build. Each edition leads a process group of its
+own, which the driver kills whole (Sphinx's ``-j`` workers with it: killed alone, the
+edition left them blocked on pipes no one reads, holding the build folder). Each process
+forked inside a forked edition dies with its parent, so a driver killed with ``kill -9``
+takes them all with it.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
+import ctypes
 import importlib
 import os
 import runpy
@@ -17,9 +23,32 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, NoReturn, Self
+
+from tensorbook_build.settings import EXTENSIONS, THEME
 
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
+READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
+"""The descriptor on which the source edition tells the driver every output is cached."""
+_PR_SET_PDEATHSIG = 1
+_forking = os.getpid()  # the process that forked this one, set just before each fork
+
+
+def die_with_parent(parent: int, signal_number: int = signal.SIGKILL) -> None:
+    """In a new child of ``parent``: have Linux end it when ``parent`` ends."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal_number)
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+
+
+def _remember_forking() -> None:
+    global _forking  # noqa: PLW0603 - what an at-fork hook in the child can read
+    _forking = os.getpid()
+
+
+def _child_dies_with_parent() -> None:
+    die_with_parent(_forking)
 
 
 def _threads() -> int:
@@ -34,26 +63,17 @@ def can_fork(command: Sequence[str]) -> bool:
     return tuple(command[:3]) == (sys.executable, "-m", "sphinx") and _threads() == 1
 
 
-def warm_up(conf: Path) -> None:
-    """Import Sphinx and the extensions and theme ``conf/conf.py`` names (read, not run)."""
-    modules = list(_ALWAYS)
-    for node in ast.parse((conf / "conf.py").read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            name = getattr(node.targets[0], "id", "")
-            with contextlib.suppress(ValueError):
-                if name == "extensions":
-                    modules += ast.literal_eval(node.value)
-                elif name == "html_theme":
-                    modules.append(ast.literal_eval(node.value))
-    for module in modules:
+def warm_up() -> None:
+    """Import Sphinx, and the extensions and theme the book uses (``settings.EXTENSIONS``)."""
+    for module in (*_ALWAYS, *EXTENSIONS, THEME):
         with contextlib.suppress(ImportError):  # the child reports it, as Sphinx would
             importlib.import_module(module)
 
 
-def prepare(conf: Path, languages: Sequence[str]) -> None:
+def prepare(languages: Sequence[str]) -> None:
     """Load, while the source edition builds, what the editions in ``languages`` need."""
     if languages and _threads() == 1:
-        warm_up(conf)
+        warm_up()
 
 
 def run_child(
@@ -102,9 +122,16 @@ class Forked:
 
         sys.stdout.flush()
         sys.stderr.flush()
+        parent = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:
+            os.setpgid(0, 0)
+            die_with_parent(parent)
+            # Sphinx's workers too, and theirs: Python runs these hooks in each os.fork
+            os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
             run_child("sphinx", command[3:], environment, to_pipe)
+        with contextlib.suppress(OSError):  # set in both, so that it is set before kill
+            os.setpgid(self.pid, self.pid)
         self.returncode: int | None = None
         self._output: IO[str] | None = None
         if pipe:
@@ -134,24 +161,77 @@ class Forked:
         self.wait()
         return printed, None
 
-    def kill(self) -> None:
-        """Kill the child, if it still runs."""
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+
+class Readiness:
+    """A message from the source edition to the driver: every page's outputs are cached.
+
+    A pipe: the edition writes one byte (:func:`say_ready`); the driver's read returns
+    then, or once the edition and every process that inherited the pipe have ended.
+    A context manager, which closes both ends.
+    """
+
+    def __init__(self) -> None:
+        self._read, self.write = os.pipe()
+
+    def __enter__(self) -> Self:
+        """The message to wait for."""
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        """Close both ends."""
+        self._close_write()
+        os.close(self._read)
+
+    def _close_write(self) -> None:
+        if self.write >= 0:
+            os.close(self.write)
+            self.write = -1
+
+    def wait(self) -> bool:
+        """Wait for the message (``True``), or for the edition's end without it (``False``)."""
+        self._close_write()  # the edition holds its own copy; the next editions get none
+        return os.read(self._read, 1) == b"1"
+
+
+def say_ready() -> None:
+    """In the source edition: tell the driver, if one waits, that every output is cached."""
+    descriptor = os.environ.pop(READY_VARIABLE, "")
+    if descriptor.isdigit():
+        with contextlib.suppress(OSError):
+            os.write(int(descriptor), b"1")
+            os.close(int(descriptor))
+
+
+def kill(process: Forked | subprocess.Popen[str]) -> None:
+    """Kill an edition started by :func:`start`, and every process of its group, and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def start(
-    command: Sequence[str], environment: Mapping[str, str], *, capture: bool, conf: Path
+    command: Sequence[str],
+    environment: Mapping[str, str],
+    *,
+    capture: bool,
+    ready: Readiness | None = None,
 ) -> Forked | subprocess.Popen[str]:
-    """Start an edition's ``command``: forked warm where it can be, else a new process."""
+    """Start an edition's ``command``: forked warm where it can be, else a new process.
+
+    Either way it leads a new process group, which :func:`kill` ends. The edition given
+    ``ready`` says on it when every output is cached.
+    """
+    told = {READY_VARIABLE: str(ready.write)} if ready is not None else {}
     if can_fork(command):
-        warm_up(conf)
-        return Forked(command, environment, capture=capture)
+        warm_up()
+        return Forked(command, {**environment, **told}, capture=capture)
     output = subprocess.PIPE if capture else None
     return subprocess.Popen(
         command,
-        env=dict(environment),
+        env={**environment, **told},
+        pass_fds=[ready.write] if ready is not None else [],
         stdout=output,
         stderr=subprocess.STDOUT if output else None,
         text=True,
+        process_group=0,
     )

@@ -93,6 +93,31 @@ KERNEL_THREADS = 1
 """Intra-op threads per kernel: pages run side by side, and one thread each also keeps
 float sums, and so printed digits, independent of how many cores the machine has."""
 
+EXTENSIONS = (
+    "myst_nb",
+    "tensorbook_build.extensions.execution",  # device, kernels' environment, cache keys
+    "tensorbook_build.extensions.outputs",  # exact printed text; failures name the cell
+    "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
+    "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
+    "tensorbook_build.extensions.editions",  # languages, catalogs, switcher, addresses
+    "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
+    "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
+    "sphinx_copybutton",
+    "sphinxext.opengraph",  # Open Graph metadata and the page's description
+    "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
+    "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
+    "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
+    "tensorbook_build.extensions.deeper",  # optional deeper sections, folded, executed
+    "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
+    # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
+    "tensorbook_build.extensions.finish",
+)
+"""Sphinx's extensions, the build's adapters (tensorbook_build.extensions) among them, in
+the order of the pipeline: ``conf.py`` sets them, and the driver imports them before it
+forks the editions."""
+
+THEME = "sphinx_book_theme"
+
 LOCAL_BASE_URL = "http://localhost:8000/"  # where python -m http.server serves build/html
 NOT_SITE_PAGES = {"search.html", "genindex.html"}  # no content a search engine should list
 STATIC = "_static"

@@ -23,7 +23,7 @@ from sphinx.util import logging
 
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.catalogs import catalog_errors, translations
-from tensorbook_build.extensions.outputs import stop
+from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, relative_root
 from tensorbook_build.upstream import chinese_search, docname_to_domain, extract_messages
 

@@ -16,15 +16,15 @@ from sphinx.util import logging
 
 from tensorbook.device import DeviceUnavailableError, choose_device
 from tensorbook_build.execute import (
-    OUTPUTS_READY_VARIABLE,
     context_cell,
     is_text_notebook,
     kernel_environment,
     page_hashes,
 )
-from tensorbook_build.extensions.outputs import stop
+from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
 from tensorbook_build.kernels import write_kernel_spec
+from tensorbook_build.launch import say_ready
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 from tensorbook_build.upstream import (
     notebook_cache_path,
@@ -44,8 +44,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
         stop(str(error))
     config.tensorbook_device = device
     os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
-    if not config.tensorbook_warm_kernels:
-        os.environ.pop(FORKSERVER_VARIABLE, None)  # fresh kernels, even under the driver
     specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
@@ -82,13 +80,10 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
 
     # Parallel readers (-j) would otherwise race to create the cache's tables.
     get_cache(notebook_cache_path(env)).list_cache_records()
-    if (
-        app.config.tensorbook_warm_kernels
-        and app.config.language == SOURCE_LANGUAGE  # the edition that executes
-        and FORKSERVER_VARIABLE not in os.environ  # the build driver runs one already
-    ):
-        # Started before the readers fork, so that they inherit where it listens; it
-        # imports while Sphinx reads, and a reader that asks for a kernel first waits.
+    if app.config.tensorbook_warm_kernels and app.config.language == SOURCE_LANGUAGE:
+        # The fork server's one owner. Started before the readers fork, so that they
+        # inherit where it listens; it imports while Sphinx reads, and a reader that asks
+        # for a kernel first waits. Only an edition that reads pages starts one.
         stack = contextlib.ExitStack()
         socket = stack.enter_context(running(Path(app.srcdir), os.environ))
         os.environ[FORKSERVER_VARIABLE] = str(socket)
@@ -98,9 +93,8 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
 
 def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> None:
     # every output is in the cache: the driver may start the translations beside this edition
-    marker = os.environ.get(OUTPUTS_READY_VARIABLE)
-    if marker and app.config.language == SOURCE_LANGUAGE:
-        Path(marker).touch()
+    if app.config.language == SOURCE_LANGUAGE:
+        say_ready()
 
 
 def _on_builder_inited(app: Sphinx) -> None:

@@ -1,11 +1,11 @@
-"""Exact printed text, failed cells that say where and what to do, and how the build stops."""
+"""Exact printed text, and failed cells that say where and what to do."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -74,16 +74,6 @@ def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
         what = f"raised {kernel[-1] if kernel else error or 'no result'}"
         advice = "Fix the cell, or tag it raises-exception if the book means to show this error."
     return f"{page}: {where} {what}\n{quoted}\n{advice}"
-
-
-def stop(message: str) -> NoReturn:
-    """End the build now, with ``message`` as its one error.
-
-    Sphinx lets ``SystemExit`` through, where any other exception gets its crash report
-    (sphinx-doc/sphinx#14543).
-    """
-    logger.error(message)
-    raise SystemExit(2)
 
 
 def _report_failed_execution(app: Sphinx, doctree: nodes.document) -> None:

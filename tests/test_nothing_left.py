@@ -1,0 +1,209 @@
+"""Nothing outlives a build: after each fault no process of it is left, and the next runs.
+
+The build runs as ``nox -s docs`` runs it, ``python -m tensorbook_build`` in a process of
+its own, on a small copy of the book with both editions. This test process is made a
+*child subreaper* while it runs: a process of the build whose parent ended is handed to
+it, not to init, so "the build's processes" are exactly this test's new descendants, by
+parent chain, whatever their names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.book import SOURCE_LANGUAGE, copy_of_the_book
+
+pytestmark = pytest.mark.book
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PAGES = 8  # more than Sphinx's threshold (5) for reading and writing in parallel workers
+_PARAGRAPH = " ".join(["A sentence that the parser reads, and reads again, and once more."] * 40)
+_PROSE = _PARAGRAPH + "\n\n"
+
+
+def _catalog(title: str) -> str:
+    """A page's zh_CN catalog: every message translated."""
+    header = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n'
+    return f'{header}\nmsgid "{title}"\nmsgstr "{title}。"\n\nmsgid "{_PARAGRAPH}"\nmsgstr "一句话。"\n'
+
+
+def _page(title: str, code: str, *, prose: int = 150, front: str = "") -> str:
+    """A page of the book: one code cell between paragraphs (slow enough to read that a
+    translation is still reading, in its workers, when the English edition fails)."""
+    header = f"---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n{front}---\n\n"
+    return f"{header}# {title}\n\n{_PROSE * prose}```{{code-cell}} ipython3\n{code}\n```\n"
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc: parent pid to child pids."""
+    tree: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            # the fields after the command's closing parenthesis: state, ppid, ...
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":  # a zombie has ended: only its parent's wait is left
+                tree.setdefault(int(fields[1]), []).append(int(entry.name))
+    return tree
+
+
+def _descendants(pid: int) -> set[int]:
+    tree, found, todo = _children(), set(), [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+@pytest.fixture
+def leftovers() -> Iterator[Callable[..., list[str]]]:
+    """A function that lists the processes started since the test began that still run.
+
+    This process adopts the orphans meanwhile; any left are killed after the test.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    before = _descendants(os.getpid())
+
+    def started_and_running(*, grace: float = 10) -> list[str]:
+        # a process killed is gone at once; one told to die with its parent is gone as soon
+        # as it is scheduled: a few seconds on a loaded machine, and none without the fix
+        deadline = time.monotonic() + grace
+        while (left := _descendants(os.getpid()) - before) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return [Path(f"/proc/{pid}/cmdline").read_bytes().decode() for pid in sorted(left)]
+
+    yield started_and_running
+    for pid in _descendants(os.getpid()) - before:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 0)
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:  # the orphans it adopted, dead
+            pass
+
+
+class Book:
+    """A small copy of the book, built by ``python -m tensorbook_build`` as nox does."""
+
+    def __init__(self, tmp_path: Path, first_code: str, *, front: str = "") -> None:
+        self.tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+        self.site = tmp_path / "out" / "html"
+        docs = self.tree / "docs"
+        names = [f"page{n}" for n in range(1, _PAGES)]
+        self.toctree = "\n```{toctree}\n" + "\n".join(names) + "\n```\n"
+        (docs / "index.md").write_text(_page("Index", first_code, front=front) + self.toctree)
+        for name in names:
+            (docs / f"{name}.md").write_text(_page(name, f"print({name!r})"))
+        self.catalogs = docs / "locales" / "zh_CN" / "LC_MESSAGES"
+        self.catalogs.mkdir(parents=True)
+        for title in ("Index", *names):
+            (self.catalogs / f"{title.lower()}.po").write_text(_catalog(title), encoding="utf-8")
+
+    def start(self, *languages: str) -> subprocess.Popen[str]:
+        """Start a build in a session of its own, as a terminal would start it."""
+        chosen = [a for code in languages for a in ("--language", code)]
+        return subprocess.Popen(
+            [sys.executable, "-m", "tensorbook_build", "--site", str(self.site), *chosen],
+            cwd=self.tree,
+            env={**os.environ, "PYTHONPATH": str(self.tree / "conf")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+
+    def build(self, *languages: str) -> tuple[int, str]:
+        process = self.start(*languages)
+        printed, _ = process.communicate(timeout=600)
+        return process.returncode, printed
+
+    def builds_again(self) -> None:
+        """The page fixed, the next build runs and succeeds (the source edition: the one
+        that takes the lock and starts the kernels)."""
+        index = self.tree / "docs" / "index.md"
+        index.write_text(_page("Index", "print('fixed')") + self.toctree)
+        returncode, printed = self.build(SOURCE_LANGUAGE)
+        assert returncode == 0, printed[-3000:]
+        assert "fixed" in (self.site / SOURCE_LANGUAGE / "index.html").read_text()
+
+
+def _inside_a_cell(tmp_path: Path) -> tuple[Book, subprocess.Popen[str]]:
+    """A build started, once a page's cell runs in a kernel (a process in a session of
+    its own) and sleeps there."""
+    book = Book(tmp_path, "import time\ntime.sleep(600)")
+    process = book.start()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        for pid in _descendants(process.pid):
+            with contextlib.suppress(OSError):
+                if os.getsid(pid) == pid:
+                    time.sleep(1)  # inside the cell
+                    return book, process
+        time.sleep(0.2)
+    pytest.fail(f"no kernel started:\n{process.communicate()[0][-3000:]}")
+
+
+def test_a_failing_cell_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
+    book = Book(tmp_path, "raise ValueError('broken on purpose')")
+    returncode, printed = book.build()
+    assert returncode != 0
+    assert "raised ValueError: broken on purpose" in printed
+    assert leftovers() == []
+    book.builds_again()
+    assert leftovers() == []
+
+
+def test_a_cell_that_hangs_past_its_timeout_leaves_nothing_and_the_next_build_runs(
+    tmp_path, leftovers
+):
+    book = Book(tmp_path, "import time\ntime.sleep(600)", front="mystnb:\n  execution_timeout: 3\n")
+    returncode, printed = book.build()
+    assert returncode != 0
+    assert "did not finish in 3 seconds" in printed
+    assert leftovers() == []
+    book.builds_again()
+
+
+def test_a_broken_catalog_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
+    book = Book(tmp_path, "print('fine')")
+    catalog = book.catalogs / "page1.po"
+    catalog.write_text('msgid "page1"\nmsgstr "第一页\n', encoding="utf-8")  # unterminated
+    returncode, printed = book.build()
+    assert returncode != 0, printed[-3000:]
+    assert str(catalog) in printed
+    assert leftovers() == []
+    book.builds_again()
+
+
+def test_ctrl_c_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
+    book, process = _inside_a_cell(tmp_path)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    printed, _ = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in printed, printed[-3000:]
+    assert printed.endswith("tensorbook_build: interrupted; no process of this build is left\n")
+    assert leftovers() == []
+    book.builds_again()
+
+
+def test_a_driver_killed_with_kill_9_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
+    book, process = _inside_a_cell(tmp_path)
+    process.kill()  # the driver alone: its children get no signal from anyone
+    # killed with it, they are gone at once; a build left to itself would go on for
+    # seconds (its readers notice their kernels went with the fork server, then write)
+    assert leftovers(grace=3) == []
+    process.communicate(timeout=120)
+    book.builds_again()
