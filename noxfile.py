@@ -417,13 +417,17 @@ def wheels(session: nox.Session) -> None:
             pip_args.append(arg)
     dest = Path(".whl")
     shutil.rmtree(dest, ignore_errors=True)  # one run's wheels: no other pins beside them
-    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(dest), *CONSTRAINTS, *SOURCE_ONLY)
+    session.run(
+        "python", "-m", "pip", "wheel", "--no-deps", "-w", str(dest), *CONSTRAINTS, *SOURCE_ONLY
+    )
     # torch is not asked for, so neither it nor the CUDA packages it brings are fetched
     needs = [r for r in PYPROJECT["project"]["dependencies"] if not re.match(r"torch\b", r)]
     needs += nox.project.dependency_groups(PYPROJECT, "docs", "test")
     # a distribution the machine has is not asked for, but for its extras: the machine's
     # fonttools does not bring fonttools[woff]'s brotli (the first kit's fonts failed)
-    needs = [r for r in needs if Requirement(r).name.lower() not in leave_out or Requirement(r).extras]
+    needs = [
+        r for r in needs if Requirement(r).name.lower() not in leave_out or Requirement(r).extras
+    ]
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     session.run(
         "python", "-m", "pip", "download", "--only-binary=:all:", "--implementation", "cp",

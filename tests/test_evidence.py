@@ -72,9 +72,11 @@ def test_the_timeline_takes_the_cpu_range_of_its_mark(evidence):
     spans = step_spans(evidence.step_events)
     cpu = [s.name for s in spans if s.lane == "cpu"]
     gpu = [s.name for s in spans if s.lane == "gpu"]
-    assert cpu[-1] == "aten::item" and "aten::mm" in cpu, cpu
+    assert cpu[-1] == "aten::item", cpu
+    assert "aten::mm" in cpu, cpu
     assert all("::" in name for name in cpu), cpu
-    assert gpu and not {"tensorbook.step", "tensorbook.warm_up"} & set(gpu), gpu
+    assert gpu, "the GPU's kernels"
+    assert not {"tensorbook.step", "tensorbook.warm_up"} & set(gpu), gpu
 
 
 def test_the_sync_debug_mode_is_restored_and_its_warning_kept(evidence, monkeypatch):
@@ -97,7 +99,7 @@ def test_the_sync_debug_mode_is_restored_and_its_warning_kept(evidence, monkeypa
             assert mode["now"] == "error"
         assert mode["now"] == "default"
         with pytest.raises(KeyError), speed.sync_errors():
-            raise KeyError("the block failed")
+            {}["a key the block lacks"]  # the block fails
     assert mode["now"] == "default"
 
 
@@ -106,7 +108,8 @@ def test_the_mode_is_restored_when_setting_it_raises(monkeypatch):
 
     def set_mode(value):
         if value == "error":
-            raise RuntimeError("refused")
+            msg = "refused"
+            raise RuntimeError(msg)
         mode["now"] = value
 
     monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", set_mode)
@@ -122,7 +125,10 @@ def test_the_mode_is_restored_when_setting_it_raises(monkeypatch):
         (lambda d: d["provenance"].pop("commit"), "provenance"),
         (lambda d: d["mask_events"]["g[m]"][1].update(parent=7), "mask_events"),
         (lambda d: d["waits"].update({"g[m]": "yes"}), "waits"),
-        (lambda d: d.update(step_marks=[{"name": "m", "lane": "tpu", "parent": None}]), "step_marks"),
+        (
+            lambda d: d.update(step_marks=[{"name": "m", "lane": "tpu", "parent": None}]),
+            "step_marks",
+        ),
     ],
     ids=["provenance", "parent", "waits", "lane"],
 )

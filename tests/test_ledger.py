@@ -265,7 +265,9 @@ def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
         notebook.cells.append(nbformat.v4.new_code_cell(f"print({name!r})"))  # its own code
         nbformat.write(notebook, executed / f"{name}.ipynb")
         if name == "ran":  # jupyter-cache keeps only what executed to its end
-            cache.cache_notebook_bundle(CacheBundleIn(notebook, f"/{name}.md"), check_validity=False)
+            cache.cache_notebook_bundle(
+                CacheBundleIn(notebook, f"/{name}.md"), check_validity=False
+            )
     written, failed = record_build(build, "cpu", tmp_path / "recorded", "test")
     assert [path.name for path in written] == ["ran.json"]
     assert failed == ["failed"]

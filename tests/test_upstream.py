@@ -135,7 +135,8 @@ def test_jieba_compiles_under_the_suites_warning_filters():
     import importlib.util
 
     spec = importlib.util.find_spec("jieba")
-    assert spec is not None and spec.origin is not None
+    assert spec is not None
+    assert spec.origin is not None
     origin = Path(spec.origin)
     compile(origin.read_text(encoding="utf-8"), str(origin), "exec")  # writes no .pyc
 

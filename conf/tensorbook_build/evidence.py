@@ -157,7 +157,9 @@ def load(path: Path) -> Evidence:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tensorbook_build.evidence --device DEVICE --out FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m tensorbook_build.evidence", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorbook_build.evidence", description=__doc__
+    )
     parser.add_argument("--device", required=True, help="cuda or cuda:N (cpu to rehearse)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     args = parser.parse_args(argv)

@@ -60,13 +60,15 @@ if device.type == "cuda":
 print(json.dumps(figures))
 """
 
-SPEED_THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+SPEED_THREADS = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
 # a recording only from a build that ran: the pages that executed are recorded even where
 # another page failed, and the summary names the ones that did not
 NEEDS = {"record": "book", "record-cpu": "cpu-book"}
 # the lines of a step's log that say what failed, by step: a page's error, a test's id
 FAILURE_LINES = {
-    "book": re.compile(r"^(ERROR: .*|.*WARNING: .*stderr was found.*|tensorbook_build: .* failed)$"),
+    "book": re.compile(
+        r"^(ERROR: .*|.*WARNING: .*stderr was found.*|tensorbook_build: .* failed)$"
+    ),
     "cpu-book": re.compile(r"^(ERROR: .*|tensorbook_build: .* failed)$"),
     "record": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
     "record-cpu": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
@@ -154,10 +156,11 @@ def _first_line(text: str) -> str:
 
 
 def failures(step: Step, out: Path, output: str) -> list[str]:
-    """What failed in ``step``, a line each: a test's id and its first error line, or a
-    page's error as the build reported it.
+    r"""What failed in ``step``, a line each.
 
-    >>> failures(Step("book", []), Path(), "ok\\nERROR: docs/speed.md: code cell 3 raised\\n")
+    A test's id and its first error line, or a page's error as the build reported it.
+
+    >>> failures(Step("book", []), Path(), "ok\nERROR: docs/speed.md: code cell 3 raised\n")
     ['ERROR: docs/speed.md: code cell 3 raised']
     """
     junit = out / f"{step.name}.xml"

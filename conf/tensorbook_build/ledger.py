@@ -255,8 +255,10 @@ def text_diff(recorded: str, own: str) -> str:
 
 
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings,
-    each with the difference in its printed text."""
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings.
+
+    Each is named with the difference in its printed text.
+    """
     found = []
     for first, second in itertools.combinations(recordings, 2):
         theirs = {c.index: c for c in second.cells}

@@ -78,9 +78,7 @@ def capture_provenance(device: str, command: str) -> dict[str, Any]:
     }
 
 
-def record_build(
-    build: Path, device: str, out: Path, command: str
-) -> tuple[list[Path], list[str]]:
+def record_build(build: Path, device: str, out: Path, command: str) -> tuple[list[Path], list[str]]:
     """Write a recording for every page that ``build`` executed on ``device``.
 
     A page whose execution failed has no outputs in the build's cache: it is not

@@ -473,8 +473,10 @@ def operator_lines(events: Sequence[trace.Event]) -> list[str]:
         if trace.is_operator(event.name):
             return event.name not in _BOOKKEEPING
         made_by_an_operator = event.parent is not None
-        return made_by_an_operator and trace.is_runtime_call(event.name) and (
-            _makes_the_cpu_wait(event.name)
+        return (
+            made_by_an_operator
+            and trace.is_runtime_call(event.name)
+            and (_makes_the_cpu_wait(event.name))
         )
 
     lines = []

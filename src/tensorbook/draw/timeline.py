@@ -110,8 +110,11 @@ def profile_step(step: Callable[[], object], device: torch.device) -> list[Span]
 
 
 def trace_step(step: Callable[[], object], device: torch.device) -> list[Event]:
-    """Every event of ``step`` run twice under the profiler, each run in a range of its
-    own: a warm-up, then ``tensorbook.step``, which :func:`step_spans` reads."""
+    """Every event of ``step`` run twice under the profiler.
+
+    Each run is in a range of its own: a warm-up, then ``tensorbook.step``, which
+    :func:`step_spans` reads.
+    """
     from torch.profiler import record_function
 
     def marked_steps() -> None:
