@@ -64,28 +64,98 @@ else:
     print({words["holds"]!r})"""
 
 
-def install_code(wheel_url: str, version: str) -> str:
-    """The first code cell of a download: the package that made the pages, from the site.
+WHEEL_KB_AT_MOST = 100
+"""The most the reader's wheel may weigh, in kB, as a download's first cell says
+(``tests/test_downloads.py`` weighs the wheel the site serves)."""
+TORCH_MINIMUM = (2, 11)
+"""The oldest torch the package supports (its ``torch>=2.11``)."""
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# What a torch download weighs, as a first cell tells the reader before it installs one:
+# torch 2.13.0 for CPython 3.11 on Linux x86-64 from PyTorch's CPU index is a 192 MB
+# wheel; PyPI's build of it depends on NVIDIA's CUDA 13 libraries, about 3 GB more to
+# download, and a fresh environment with it took 5.6 GB (issue 34). Figures for a
+# reader's machine, which differs: "about".
+CPU_TORCH_SIZE = "about 200 MB"
+CUDA_TORCH_SIZE = "about 3 GB, over 5 GB once installed"
 
-    It installs the wheel at ``wheel_url`` unless ``version`` is installed already, then
-    stops, saying what to do, if another version is what Python imports.
+
+def install_code(wheel_url: str, version: str) -> str:
+    """The first code cell of a download: what the chapter imports, and only what is missing.
+
+    Where no torch 2.11 or newer is installed, it says which build it installs, why and
+    how large it is, then installs it: where no NVIDIA GPU is found on Linux, the CPU-only
+    build from PyTorch's CPU index, not PyPI's, which brings CUDA's libraries. The
+    reader can choose in the cell's first line. Then the package that made the pages,
+    the wheel at ``wheel_url``, unless ``version`` is installed; it stops, saying what to
+    do, if another version is what Python imports.
     """
+    minimum = ".".join(map(str, TORCH_MINIMUM))
     return textwrap.dedent(
         f"""\
-        # tensorbook {version}, the version that made the book's pages, from the book's site
+        # This chapter needs torch {minimum} or newer and tensorbook {version}, the package that
+        # made the book's pages. This cell installs whichever is missing, and nothing else.
+        # Where torch is missing, TORCH_BUILD says which build to install:
+        # "cpu": the CPU-only build ({CPU_TORCH_SIZE});
+        # "cuda": PyPI's default build, which on Linux brings NVIDIA's CUDA libraries
+        #         ({CUDA_TORCH_SIZE});
+        # "auto": "cuda" where an NVIDIA GPU is found, else "cpu".
+        TORCH_BUILD = "auto"
+
         import importlib
         import importlib.metadata
+        import os
+        import shutil
         import subprocess
         import sys
 
         WANTED = "{version}"
-        try:
-            INSTALLED = importlib.metadata.version("tensorbook")
-        except importlib.metadata.PackageNotFoundError:
-            INSTALLED = None
-        if INSTALLED != WANTED:
-            subprocess.check_call([sys.executable, "-m", "pip", "install", "{wheel_url}"])
+
+
+        def installed(name):
+            try:
+                return importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                return None
+
+
+        def recent_enough(version):
+            numbers = version.split("+")[0].split(".")[:2]
+            major_minor = tuple(int("".join(c for c in n if c.isdigit()) or 0) for n in numbers)
+            return major_minor >= {TORCH_MINIMUM!r}
+
+
+        def pip_install(*arguments):
+            subprocess.check_call([sys.executable, "-m", "pip", "install", *arguments])
             importlib.invalidate_caches()
+
+
+        TORCH = installed("torch")
+        if TORCH is not None and recent_enough(TORCH):
+            print(f"torch {{TORCH}} is installed: this cell installs no torch.")
+        else:
+            nvidia = shutil.which("nvidia-smi") is not None or os.path.exists("/proc/driver/nvidia")
+            build = TORCH_BUILD if TORCH_BUILD != "auto" else "cuda" if nvidia else "cpu"
+            found = "An NVIDIA GPU was found" if nvidia else "No NVIDIA GPU was found"
+            index = []
+            if build == "cpu" and sys.platform.startswith("linux"):
+                print(f"{{found}}: installing torch's CPU-only build from PyTorch's CPU index,\\n"
+                      "{CPU_TORCH_SIZE} to download. For PyPI's build with CUDA instead\\n"
+                      "({CUDA_TORCH_SIZE}), set TORCH_BUILD = 'cuda' and run this cell again.")
+                index = ["--index-url", "{CPU_INDEX}"]
+            elif sys.platform.startswith("linux"):
+                print(f"{{found}}: installing PyPI's torch, with NVIDIA's CUDA libraries,\\n"
+                      "{CUDA_TORCH_SIZE}. For the CPU-only build instead\\n"
+                      "({CPU_TORCH_SIZE}), set TORCH_BUILD = 'cpu' and run this cell again.")
+            else:
+                print(f"Installing PyPI's torch, whose build for {{sys.platform}} has no CUDA libraries.")
+            pip_install("torch>={minimum}", *index)
+
+        if installed("tensorbook") != WANTED:
+            print(f"Installing tensorbook {{WANTED}} (under {WHEEL_KB_AT_MOST} kB) from the book's site,\\n"
+                  "with NumPy and Matplotlib where they are missing.")
+            pip_install("{wheel_url}")
+        else:
+            print(f"tensorbook {{WANTED}} is installed: this cell installs nothing more.")
 
         import tensorbook
 
