@@ -71,5 +71,12 @@ WORDS: dict[str, str] = {
     "gpu_row": "GPU",
     "microseconds": "{time} µs",
     "measured": "measured in this build",
+    # the speed chapter's sweep
+    "speedup_title": "Speed-up over {baseline} against the work in a step",
+    "speedup_desc": (
+        "For {runs}: the time {baseline} takes for a step over the time each takes, "
+        "against the step's floating-point operations, both on log scales; "
+        "a dashed line marks 50."
+    ),
 }
 """Every template, by the key a picture's elements carry."""
