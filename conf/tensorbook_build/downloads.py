@@ -308,10 +308,79 @@ def notebook_for(
     return notebook
 
 
+SHOW = "show"
+"""What a script calls with a cell's last expression, which a notebook would display."""
+SHOW_CODE = f"""\
+# A notebook displays the value of a cell's last expression; this script hands it to
+# {SHOW}() instead (and display() is {SHOW}() too). A picture or a figure is saved as a
+# file beside the script, whose name is printed; any other value is printed.
+import itertools
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve()
+FIGURES = itertools.count(1)
+
+
+def {SHOW}(*values):
+    for value in values:
+        if value is None:
+            continue
+        if not hasattr(value, "_repr_svg_") and not hasattr(value, "savefig"):
+            print(value if hasattr(value, "_repr_pretty_") else repr(value))
+            continue
+        name = SCRIPT.with_name(f"{{SCRIPT.stem}}-figure-{{next(FIGURES)}}")
+        if hasattr(value, "_repr_svg_"):  # a picture of tensorbook.draw
+            name = name.with_suffix(".svg")
+            name.write_text(value._repr_svg_(), encoding="utf-8")
+        else:  # a Matplotlib figure
+            name = name.with_suffix(".png")
+            value.savefig(name, bbox_inches="tight")
+        title = getattr(value, "title", "")
+        print(f"[figure saved as {{name.name}}{{': ' + title if isinstance(title, str) and title else ''}}]")
+
+
+display = {SHOW}"""
+
+
+def shown(source: str) -> str:
+    """A cell's code with its last expression handed to :data:`SHOW`, as a script runs it.
+
+    A notebook displays that value; a script would drop it. A call of ``print`` or of
+    ``display``, and a line that ends in ``;`` (which hides it in a notebook), are left.
+
+    >>> shown("x = 1\\nx + 1")
+    'x = 1\\nshow(x + 1)'
+    >>> shown("print(x)"), shown("x;")
+    ('print(x)', 'x;')
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    if not tree.body or not isinstance(last := tree.body[-1], ast.Expr):
+        return source
+    called = last.value.func if isinstance(last.value, ast.Call) else None
+    if isinstance(called, ast.Name) and called.id in {"print", "display", SHOW}:
+        return source
+    if source.rstrip().endswith(";"):
+        return source
+    lines = source.splitlines(keepends=True)
+    start = sum(map(len, lines[: last.lineno - 1])) + last.col_offset
+    end = sum(map(len, lines[: (last.end_lineno or last.lineno) - 1])) + (last.end_col_offset or 0)
+    return f"{source[:start]}{SHOW}({source[start:end]}){source[end:]}"
+
+
 def script_for(notebook: nbformat.NotebookNode) -> str:
-    """The notebook as a py:percent script; a cell tagged ``raises-exception`` prints its error."""
+    """The notebook as a py:percent script.
+
+    A cell tagged ``raises-exception`` prints its error; a cell's last expression is
+    handed to :data:`SHOW` (:func:`shown`), defined in a cell after the first code cell
+    (the one that installs the package).
+    """
     copy = nbformat.from_dict(notebook)
     for cell in copy.cells:
+        if cell.cell_type == "code":
+            cell.source = shown(cell.source)
         if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):
             cell.source = (
                 "# The page shows this error on purpose; here it is printed, and the script "
@@ -320,5 +389,7 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
                 "except Exception as error:\n"
                 '    print(f"{type(error).__name__}: {error}")'
             )
+    first = next((i for i, c in enumerate(copy.cells) if c.cell_type == "code"), -1)
+    copy.cells.insert(first + 1, nbformat.v4.new_code_cell(SHOW_CODE))
     script: str = jupytext.writes(copy, fmt="py:percent")  # jupytext is unannotated
     return script
