@@ -60,7 +60,7 @@ def run_cell(
     with monkeypatch.context() as patch:
         patch.setattr(importlib.metadata, "version", version)
         patch.setattr(subprocess, "check_call", check_call)
-        patch.setattr(shutil, "which", lambda name: "/usr/bin/nvidia-smi" if nvidia else None)
+        patch.setattr(shutil, "which", lambda _name: "/usr/bin/nvidia-smi" if nvidia else None)
         patch.setattr(os.path, "exists", lambda p: nvidia if p == driver else real_exists(p))
         patch.setattr(sys, "platform", platform)
         with contextlib.redirect_stdout(printed):
@@ -106,9 +106,7 @@ def test_elsewhere_pypis_torch_has_no_cuda_and_is_installed_as_it_is(monkeypatch
 
 
 @pytest.mark.parametrize("tensorbook", [None, "0.0.1"])
-def test_the_package_is_installed_from_the_site_where_it_is_not_the_books(
-    monkeypatch, tensorbook
-):
+def test_the_package_is_installed_from_the_site_where_it_is_not_the_books(monkeypatch, tensorbook):
     printed, installs = run_cell(monkeypatch, torch="2.11.0", tensorbook=tensorbook)
     assert installs == [[WHEEL]]
     assert f"Installing tensorbook 9.9.9 (under {WHEEL_KB_AT_MOST} kB)" in printed

@@ -343,13 +343,13 @@ display = {SHOW}"""
 
 
 def shown(source: str) -> str:
-    """A cell's code with its last expression handed to :data:`SHOW`, as a script runs it.
+    r"""A cell's code with its last expression handed to :data:`SHOW`, as a script runs it.
 
     A notebook displays that value; a script would drop it. A call of ``print`` or of
     ``display``, and a line that ends in ``;`` (which hides it in a notebook), are left.
 
-    >>> shown("x = 1\\nx + 1")
-    'x = 1\\nshow(x + 1)'
+    >>> shown("x = 1\nx + 1")
+    'x = 1\nshow(x + 1)'
     >>> shown("print(x)"), shown("x;")
     ('print(x)', 'x;')
     """

@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -39,6 +39,9 @@ import torch
 from tensorbook import cli
 from tensorbook.draw.svg import Canvas, Picture
 from tensorbook.problem import LEARNING_RATE, TUTORIAL_SIZES, Sizes, as_tensors, make_problem
+
+if TYPE_CHECKING:
+    from IPython.lib.pretty import PrettyPrinter
 
 __all__ = [
     "CPU_SWEEP",
@@ -593,7 +596,7 @@ class ResultsTable:
             text.append("  ".join(cells).rstrip())
         return "\n".join(text)
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # noqa: FBT001 (IPython's)
+    def _repr_pretty_(self, printer: PrettyPrinter, _cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
@@ -731,7 +734,7 @@ def speedup_figure(timings: Sequence[Timing], baseline: str = "NumPy") -> Pictur
 
     canvas = Canvas(right + 24)  # room for the last tick's label, centred on it
     tones = ("blue", "orange", "green", "purple", "red")
-    for i, (label, line) in enumerate(runs.items()):
+    for i, label in enumerate(runs):  # the legend
         canvas.rect(left, 8 + 18 * i, 14, 4, tone=tones[i % len(tones)], solid=True)
         canvas.text(left + 20, 14 + 18 * i, label, mono=True)
     canvas.text(8, top - 14, f"t({baseline}) / t", mono=True)

@@ -254,7 +254,9 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     caption = f"{translate('Executed on')} {ran_on}"
     tables: dict[str, nodes.Node] = {"pages": _table(header, rows, caption, "pages-executed")}
     if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, ledger.COMPAT)):
-        header = [translate(w) for w in ("torch", "Python", "Device", "Doctests", "Pages", "Run on")]
+        header = [
+            translate(w) for w in ("torch", "Python", "Device", "Doctests", "Pages", "Run on")
+        ]
         rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]  # fmt: skip
         tables["torch"] = _table(header, rows)
     else:

@@ -200,7 +200,9 @@ class Canvas:
             )
         )
         for x, y in points:
-            self._parts.append((f'fill="{TONES[tone]}"', f'<circle cx="{_n(x)}" cy="{_n(y)}" r="3"/>'))
+            self._parts.append(
+                (f'fill="{TONES[tone]}"', f'<circle cx="{_n(x)}" cy="{_n(y)}" r="3"/>')
+            )
         self._reach(max(y for _, y in points) + 3)
 
     def text(
