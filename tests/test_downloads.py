@@ -29,7 +29,7 @@ from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
-from tensorbook_build.downloads import FOLDER
+from tensorbook_build.downloads import FOLDER, WHEEL_KB_AT_MOST
 from tensorbook_build.settings import LAYOUT, WHEELS, site_base_url, wheel_name
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tests.support.server import serve
@@ -216,6 +216,12 @@ def test_script_runs_clean(built_book, runtime_environment, chapter, tmp_path):
     assert len(named) == _figures(built_book, chapter)
     for name in named:
         assert (tmp_path / name).stat().st_size > 0, name
+
+
+def test_the_wheel_weighs_what_the_first_cell_says(built_book):
+    """A download's first cell tells the reader the package is under WHEEL_KB_AT_MOST kB."""
+    wheel = built_book / "html" / WHEELS / wheel_name(tensorbook.__version__)
+    assert 0 < wheel.stat().st_size <= WHEEL_KB_AT_MOST * 1000
 
 
 def _figures(built_book: Path, chapter: str) -> int:
