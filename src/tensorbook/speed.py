@@ -608,7 +608,13 @@ class ResultsTable:
         head += f'<th scope="col"{figure}>vs {html.escape(self.baseline)}</th>'
         groups: dict[str, list[str]] = {}
         for sizes, run, step, spread, gflops, peak, ratio in self.rows:
-            cells = [run, f'{step}<br><span class="tb-spread">({spread})</span>', gflops, peak, ratio]
+            cells = [
+                run,
+                f'{step}<br><span class="tb-spread">({spread})</span>',
+                gflops,
+                peak,
+                ratio,
+            ]
             groups.setdefault(sizes, []).append(
                 "<tr>"
                 + "".join(

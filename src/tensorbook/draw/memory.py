@@ -15,13 +15,13 @@ from collections.abc import Mapping
 
 import torch
 
-from tensorbook.draw.svg import Canvas, Picture
+from tensorbook.draw.svg import MAX_WIDTH, Canvas, Picture
 
 __all__ = ["memory_picture", "storage_values"]
 
 CELL = 30
 GRID_W, GRID_H = 36, 30
-MOST_CELLS = 16
+MOST_CELLS = (MAX_WIDTH - 16) // CELL  # 12: a strip as wide as a phone's column
 
 
 def storage_values(tensor: torch.Tensor) -> list[float]:
@@ -65,7 +65,7 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
     ------
     ValueError
         If there is no tensor, one has more than two dimensions, or a storage has more
-        than 16 elements (too long to draw).
+        than :data:`MOST_CELLS` elements (12: wider than a phone's column).
 
     Examples
     --------

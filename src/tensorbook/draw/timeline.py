@@ -27,6 +27,12 @@ ROW = 18
 AREA = 280
 """The widest the time axis is drawn; less where the operators' names need the room."""
 _WARM_UP, _STEP = "tensorbook.warm_up", "tensorbook.step"
+LONGEST_NAME = 28
+"""The most characters of an operator's name a row shows, so the time axis keeps room."""
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= LONGEST_NAME else name[: LONGEST_NAME - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ def timeline_picture(spans: Sequence[Span], *, device: str) -> Picture:
     for span in spans:
         key = ("gpu", "") if span.lane == "gpu" else ("cpu", span.name)
         rows.setdefault(key, len(rows))
-    label = max(text_width(name, 11, mono=True) for _, name in rows) + 16
+    label = max(text_width(_short(name), 11, mono=True) for _, name in rows) + 16
     label = max(label, 60)
     area = min(AREA, MAX_WIDTH - label - 12)
     canvas = Canvas(label + area + 12)
@@ -120,7 +126,7 @@ def timeline_picture(spans: Sequence[Span], *, device: str) -> Picture:
         if lane == "gpu":
             canvas.words(8, y + 13, "gpu_row", size=11, bold=True)
         else:
-            canvas.text(8, y + 13, name, mono=True, size=11)
+            canvas.text(8, y + 13, _short(name), mono=True, size=11)
     for span in spans:
         index = rows[("gpu", "") if span.lane == "gpu" else ("cpu", span.name)]
         x = label + (span.start - origin) / total * area if total else label
