@@ -327,7 +327,7 @@ PICTURE_PAGES = {
     "autograd": 3,
     "autograd_network": 1,
     "tensors_by_hand": 1,
-    "speed": 1,
+    "speed": 2,
 }
 """The pages with pictures drawn by tensorbook.draw, and how many each has."""
 PICTURES = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
@@ -545,3 +545,208 @@ def test_one_search_field_at_desktop_width_and_ctrl_k_opens_it(browser, served, 
     finally:
         context.close()
     assert fields == 1
+
+
+WIDTHS = [320, 412, 1280]
+"""A small phone, a common phone and a desk, as the reader's screen."""
+MODES = ["light", "dark"]
+SMALLEST_WORD = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const sizes = Array.from(svg.querySelectorAll('text'))
+    .map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
+  const box = svg.getBoundingClientRect();
+  return {name: svg.querySelector('title').textContent, smallest: Math.min(...sizes),
+          right: box.right, column: svg.closest('.cell_output').getBoundingClientRect().right};
+})"""
+
+
+def _context(browser, width: int, mode: str):
+    return browser.new_context(viewport={"width": width, "height": 900}, color_scheme=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_pictures_keep_their_words_readable(browser, served, language, width, mode):
+    """Every word of every picture is at least 11 CSS px on a 412 px phone and at a desk
+    (the speed-up chart's were 5 to 6 px at 412 px), and a picture fits the column at
+    every width."""
+    context = _context(browser, width, mode)
+    small, wide = {}, {}
+    try:
+        for name in sorted(PICTURE_PAGES):
+            page, _ = _open(context, served, f"{language}/{name}.html")
+            for picture in page.evaluate(SMALLEST_WORD):
+                if width >= 412 and picture["smallest"] < 11 - 0.01:
+                    small[f"{name}: {picture['name']}"] = round(picture["smallest"], 2)
+                if picture["right"] > picture["column"] + 0.5:
+                    wide[f"{name}: {picture['name']}"] = (picture["right"], picture["column"])
+            page.close()
+    finally:
+        context.close()
+    assert not small, f"smallest word in CSS px: {small}"
+    assert not wide, f"(right edge, column's right edge): {wide}"
+
+
+OVERFLOWING = """selector => Array.from(document.querySelectorAll(selector))
+  .filter(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
+  .map(e => [e.scrollWidth, e.clientWidth, e.textContent.trim().slice(0, 60)])"""
+OUTPUTS = "article .cell_output .output pre"
+RESULTS = "article .cell_output .output:has(> table.tb-results)"
+STATUS_TABLES = "article .pst-scrollable-table-container:has(> table.tb-status)"
+CUT_HEADERS = """() => Array.from(document.querySelectorAll('article table :is(th, td)'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
+BROKEN_DATES = """() => Array.from(document.querySelectorAll('article .tb-date'))
+  .filter(e => e.getClientRects().length > 1).map(e => e.textContent)"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_outputs_fit_the_article(browser, served, language, width, mode):
+    """At a desk no output hides its end (the speed chapter's table hid its "vs NumPy"
+    column; taught errors ran to 3,000 px), and at 412 px the tables of results and the
+    status page's tables fit whole, no header cut and no date broken. On a phone a
+    printed tensor may scroll, like code, and on a 320 px one a table too, in its own
+    box: the page itself never scrolls sideways (test_no_page_is_wider_than_a_phone)."""
+    context = _context(browser, width, mode)
+    hidden = {}
+    try:
+        for name in [*CHAPTERS, "status"]:
+            page, _ = _open(context, served, f"{language}/{name}.html")
+            found = page.evaluate(CUT_HEADERS) + page.evaluate(BROKEN_DATES)
+            if width >= 412:
+                found += page.evaluate(OVERFLOWING, RESULTS)
+                found += page.evaluate(OVERFLOWING, STATUS_TABLES)
+            if width >= 640:
+                found += page.evaluate(OVERFLOWING, OUTPUTS)
+            if found:
+                hidden[name] = found
+            page.close()
+    finally:
+        context.close()
+    assert not hidden, f"(content width, box width, text) by page: {hidden}"
+
+
+def test_the_speed_chapter_shows_its_results_as_tables(context, served):
+    """The sweep's results are a table (header cells, a group of rows for each size),
+    not text in a box that scrolls."""
+    page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/speed.html")
+    tables = page.evaluate(
+        """() => Array.from(document.querySelectorAll('article table.tb-results')).map(t => [
+          Array.from(t.querySelectorAll('thead th[scope=col]')).map(th => th.textContent),
+          t.querySelectorAll('tbody th[scope=rowgroup]').length])"""
+    )
+    assert len(tables) >= 2, tables
+    header, groups = tables[0]
+    assert header[0] == "run"
+    assert header[-1] == "vs NumPy"
+    assert groups >= 3  # the CPU's sweep has three sizes
+
+
+DEVICE_LINE_BOX = """() => {
+  const pre = document.querySelector('article .tb-device-line pre');
+  return [pre.scrollWidth, pre.clientWidth, pre.scrollHeight, pre.clientHeight,
+          pre.textContent.trim()];
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_device_line_is_read_in_full(browser, served, language, width, mode):
+    """The line that says what a page ran on wraps: all of it shows, down to NumPy's
+    version, at every width (it was one line in a scroll box, cut after the torch
+    version at 412 px)."""
+    context = _context(browser, width, mode)
+    cut = {}
+    try:
+        for name in CHAPTERS:
+            page, _ = _open(context, served, f"{language}/{name}.html")
+            wide, box, tall, box_height, text = page.evaluate(DEVICE_LINE_BOX)
+            if wide > box + 1 or tall > box_height + 1 or "NumPy" not in text:
+                cut[name] = (wide, box, tall, box_height, text)
+            page.close()
+    finally:
+        context.close()
+    assert not cut, cut
+
+
+SEARCH_FIELDS = """() => Array.from(document.querySelectorAll(
+    'input[name=q], .search-button-field, .search-button')).filter(e => {
+  const box = e.getBoundingClientRect();
+  return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+}).map(e => e.className || e.name)"""
+MAGNIFIER = """() => {
+  const form = document.querySelector('.bd-search-container form.bd-search');
+  const icon = form.querySelector('.fa-magnifying-glass').getBoundingClientRect();
+  const input = form.querySelector('input');
+  const text = input.getBoundingClientRect().left + parseFloat(getComputedStyle(input).paddingLeft);
+  return [icon.right, text];
+}"""
+SNIPPETS = """async () => {
+  const normal = s => s.replace(/\\s+/g, ' ').trim();
+  const found = [];
+  for (const item of document.querySelectorAll('#search-results ul.search li')) {
+    const context = item.querySelector('p.context');
+    if (!context) continue;
+    const href = item.querySelector('a').href;
+    const page = new DOMParser().parseFromString(await (await fetch(href)).text(), 'text/html');
+    page.querySelectorAll('.headerlink, script, style').forEach(e => e.remove());
+    const article = normal(page.querySelector('article.bd-article').textContent);
+    const snippet = normal(context.textContent).replace(/^\\.\\.\\./, '').replace(/\\.\\.\\.$/, '');
+    found.push([href, snippet, article.includes(normal(snippet))]);
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_search_page_has_one_field_and_the_articles_words(
+    browser, served, language, width, mode
+):
+    """The search page shows one search field (the sidebar's, which opens a second, is
+    left out there), its magnifier beside the query, not over its first letter, and each
+    result's snippet is the article's own text, not the theme's menu ("System Settings
+    Light Dark") or the contents list."""
+    query = SEARCHES[language][0][0]
+    context = _context(browser, width, mode)
+    try:
+        page, record = _open(context, served, f"{language}/search.html?q={query}")
+        page.wait_for_selector("#search-results ul.search li p.context", timeout=15_000)
+        page.wait_for_function(
+            "document.querySelector('#search-results p.search-summary')"
+        )  # the search has finished
+        fields = page.evaluate(SEARCH_FIELDS)
+        icon_right, text_left = page.evaluate(MAGNIFIER)
+        snippets = page.evaluate(SNIPPETS)
+        problems = record.problems()
+    finally:
+        context.close()
+    assert fields == ["form-control"], fields
+    assert icon_right <= text_left, (icon_right, text_left)
+    assert snippets, "no result has a snippet"
+    assert [s for s in snippets if not s[2]] == []
+    assert problems == []
+
+
+COMPAT_ROWS = """() => {
+  const tables = document.querySelectorAll('article table.tb-status');
+  return Array.from(tables[tables.length - 1].querySelectorAll('tr'))
+    .map(row => Array.from(row.children).map(cell => cell.textContent.trim()));
+}"""
+DEVICE_WORD = {"en": "Device", "zh_CN": "设备"}
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_compatibility_table_names_each_runs_device(context, served, language):
+    """Each run against another torch says what it ran on (a CUDA build of torch, on a
+    machine without a GPU, runs on the CPU)."""
+    page, _ = _open(context, served, f"{language}/status.html")
+    header, *runs = page.evaluate(COMPAT_ROWS)
+    assert DEVICE_WORD[language] in header, header
+    column = header.index(DEVICE_WORD[language])
+    assert runs
+    assert all(run[column] for run in runs), runs

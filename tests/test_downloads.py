@@ -12,6 +12,7 @@ import ast
 import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
-from tensorbook_build.downloads import FOLDER
+from tensorbook_build.downloads import FOLDER, WHEEL_KB_AT_MOST
 from tensorbook_build.settings import LAYOUT, WHEELS, site_base_url, wheel_name
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tests.support.server import serve
@@ -113,7 +114,7 @@ def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(buil
         "markdown",
         "code",
     ]
-    assert again.source == "timings = speed.sweep(device)\nprint(speed.table(timings))"
+    assert again.source == "timings = speed.sweep(device)\nspeed.table(timings)"
     shown = (built_book / "html" / language / "speed.html").read_text(encoding="utf-8")
     printed = book.source.splitlines()[1:-2]  # between BOOK = """ and its closing quotes
     device_line, table = printed[0], printed[1:]
@@ -196,9 +197,12 @@ def _verdict_words(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_script_runs_clean(built_book, runtime_environment, chapter):
+def test_script_runs_clean(built_book, runtime_environment, chapter, tmp_path):
+    """A script runs where a reader saved it, and saves each picture its notebook would
+    show beside it, naming the file."""
     python = runtime_environment / "venv" / "bin" / "python"
-    script = _downloads(built_book, "en") / f"tensorbook-{chapter}.py"
+    script = tmp_path / f"tensorbook-{chapter}.py"
+    shutil.copy(_downloads(built_book, "en") / script.name, script)
     environment = {k: v for k, v in os.environ.items() if k != DEVICE_VARIABLE}
     finished = subprocess.run(
         [str(python), str(script)], capture_output=True, text=True, check=False,
@@ -206,7 +210,25 @@ def test_script_runs_clean(built_book, runtime_environment, chapter):
     )  # fmt: skip
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert "Executed on" in finished.stdout
+    assert "installs no torch" in finished.stdout  # the environment has one
     assert "Traceback" not in finished.stderr
+    named = re.findall(r"\[figure saved as ([^]:]+)", finished.stdout)
+    assert len(named) == _figures(built_book, chapter)
+    for name in named:
+        assert (tmp_path / name).stat().st_size > 0, name
+
+
+def test_the_wheel_weighs_what_the_first_cell_says(built_book):
+    """A download's first cell tells the reader the package is under WHEEL_KB_AT_MOST kB."""
+    wheel = built_book / "html" / WHEELS / wheel_name(tensorbook.__version__)
+    assert 0 < wheel.stat().st_size <= WHEEL_KB_AT_MOST * 1000
+
+
+def _figures(built_book: Path, chapter: str) -> int:
+    """How many pictures and figures the page shows as this build's outputs."""
+    page = (built_book / "html" / "en" / f"{chapter}.html").read_text(encoding="utf-8")
+    page = re.sub(r'<details class="tb-recorded">.*?</details>', "", page, flags=re.DOTALL)
+    return page.count('class="output tb-picture"') + page.count('src="_images/')
 
 
 def test_translated_notebooks_carry_the_translated_prose(built_book):

@@ -232,3 +232,13 @@ def test_a_tall_picture_is_scaled_to_fit_a_pdf_page():
     scale = float(re.search(r"tikzpicture\}\[x=([\d.]+)pt", picture_latex(svg))[1])
     assert height > PDF_HEIGHT
     assert height * scale <= PDF_HEIGHT + 0.5
+
+
+def test_a_long_operator_name_leaves_the_timeline_as_wide_as_a_phone():
+    """A reader's torch may name an operator at length; the row shows its start, and the
+    picture still fits a 412 px phone's column (Canvas refuses a wider one)."""
+    name = "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+    picture = timeline_picture([Span("cpu", name, 0.0, 5.0)], device="cpu")
+    shown = next(t for t in picture.texts if t.startswith("aten::"))
+    assert name.startswith(shown.removesuffix("…"))
+    assert len(shown) < len(name)

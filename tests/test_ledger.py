@@ -237,8 +237,8 @@ def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path, 
     from tensorbook_build.extensions.ledger import _compat_runs
 
     path = tmp_path / "compat.json"
-    run = {"torch": "2.11.0", "python": "3.12.0", "doctests": "passed", "pages": "passed",
-           "date": "2026-12-01"}  # fmt: skip
+    run = {"torch": "2.11.0", "python": "3.12.0", "device": "cpu", "doctests": "passed",
+           "pages": "passed", "date": "2026-12-01"}  # fmt: skip
     add_result(path, run)
     assert _compat_runs(path) == [run]
     path.write_text(json.dumps([{**run, "pages": None}]))

@@ -101,10 +101,35 @@ def test_the_table_divides_by_numpy_at_the_same_sizes_and_knows_the_peak():
         Timing("torch cuda:0", TUTORIAL_SIZES, (1e-3,), peak=1e12),
         Timing("torch cuda:0", bigger, (1e-3,), peak=1e12),
     ]
-    rows = table(timings).splitlines()
+    rows = str(table(timings)).splitlines()
     assert rows[2].endswith("4.0x")
     assert f"{100 * step_flops(TUTORIAL_SIZES) / 1e-3 / 1e12:.1f}%" in rows[2]
     assert rows[3].endswith("-")  # no NumPy figure at that size, so no speed-up
+    # the notebook's table holds the same figures, a group of rows for each size
+    groups = table(timings)._repr_html_().split("<tbody>")[1:]
+    assert len(groups) == 2
+    assert '<td class="tb-figure">4.0x</td>' in groups[0]
+    assert groups[1].endswith('<td class="tb-figure">-</td></tr></tbody></table>')
+
+
+def test_the_speedup_chart_draws_a_line_for_each_run_on_log_scales():
+    sizes = [TUTORIAL_SIZES, Sizes(256, 1024, 256, 64), Sizes(4096, 4096, 4096, 4096)]
+    timings = [Timing("NumPy", s, (1.0,)) for s in sizes]
+    timings += [Timing("torch cpu", s, (0.5,)) for s in sizes[:2]]
+    timings += [Timing("torch cuda:0", s, (0.01,)) for s in sizes]
+    picture = speed.speedup_figure(timings)
+    assert picture.svg.count("<polyline ") == 2
+    assert picture.svg.count("<circle ") == 5  # a dot for each timing but NumPy's
+    # F runs from 13 MFLOP to 340 GFLOP, the speed-up from 2 to 100: whole decades
+    assert [t for t in picture.texts if t[-1] in "MGT"] == [
+        "10M",
+        "100M",
+        "1G",
+        "10G",
+        "100G",
+        "1T",
+    ]
+    assert {"1", "10", "100", "50"} <= set(picture.texts)
 
 
 @pytest.mark.parametrize(

@@ -64,28 +64,98 @@ else:
     print({words["holds"]!r})"""
 
 
-def install_code(wheel_url: str, version: str) -> str:
-    """The first code cell of a download: the package that made the pages, from the site.
+WHEEL_KB_AT_MOST = 100
+"""The most the reader's wheel may weigh, in kB, as a download's first cell says
+(``tests/test_downloads.py`` weighs the wheel the site serves)."""
+TORCH_MINIMUM = (2, 11)
+"""The oldest torch the package supports (its ``torch>=2.11``)."""
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# What a torch download weighs, as a first cell tells the reader before it installs one:
+# torch 2.13.0 for CPython 3.11 on Linux x86-64 from PyTorch's CPU index is a 192 MB
+# wheel; PyPI's build of it depends on NVIDIA's CUDA 13 libraries, about 3 GB more to
+# download, and a fresh environment with it took 5.6 GB (issue 34). Figures for a
+# reader's machine, which differs: "about".
+CPU_TORCH_SIZE = "about 200 MB"
+CUDA_TORCH_SIZE = "about 3 GB, over 5 GB once installed"
 
-    It installs the wheel at ``wheel_url`` unless ``version`` is installed already, then
-    stops, saying what to do, if another version is what Python imports.
+
+def install_code(wheel_url: str, version: str) -> str:
+    """The first code cell of a download: what the chapter imports, and only what is missing.
+
+    Where no torch 2.11 or newer is installed, it says which build it installs, why and
+    how large it is, then installs it: where no NVIDIA GPU is found on Linux, the CPU-only
+    build from PyTorch's CPU index, not PyPI's, which brings CUDA's libraries. The
+    reader can choose in the cell's first line. Then the package that made the pages,
+    the wheel at ``wheel_url``, unless ``version`` is installed; it stops, saying what to
+    do, if another version is what Python imports.
     """
+    minimum = ".".join(map(str, TORCH_MINIMUM))
     return textwrap.dedent(
         f"""\
-        # tensorbook {version}, the version that made the book's pages, from the book's site
+        # This chapter needs torch {minimum} or newer and tensorbook {version}, the package that
+        # made the book's pages. This cell installs whichever is missing, and nothing else.
+        # Where torch is missing, TORCH_BUILD says which build to install:
+        # "cpu": the CPU-only build ({CPU_TORCH_SIZE});
+        # "cuda": PyPI's default build, which on Linux brings NVIDIA's CUDA libraries
+        #         ({CUDA_TORCH_SIZE});
+        # "auto": "cuda" where an NVIDIA GPU is found, else "cpu".
+        TORCH_BUILD = "auto"
+
         import importlib
         import importlib.metadata
+        import os
+        import shutil
         import subprocess
         import sys
 
         WANTED = "{version}"
-        try:
-            INSTALLED = importlib.metadata.version("tensorbook")
-        except importlib.metadata.PackageNotFoundError:
-            INSTALLED = None
-        if INSTALLED != WANTED:
-            subprocess.check_call([sys.executable, "-m", "pip", "install", "{wheel_url}"])
+
+
+        def installed(name):
+            try:
+                return importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                return None
+
+
+        def recent_enough(version):
+            numbers = version.split("+")[0].split(".")[:2]
+            major_minor = tuple(int("".join(c for c in n if c.isdigit()) or 0) for n in numbers)
+            return major_minor >= {TORCH_MINIMUM!r}
+
+
+        def pip_install(*arguments):
+            subprocess.check_call([sys.executable, "-m", "pip", "install", *arguments])
             importlib.invalidate_caches()
+
+
+        TORCH = installed("torch")
+        if TORCH is not None and recent_enough(TORCH):
+            print(f"torch {{TORCH}} is installed: this cell installs no torch.")
+        else:
+            nvidia = shutil.which("nvidia-smi") is not None or os.path.exists("/proc/driver/nvidia")
+            build = TORCH_BUILD if TORCH_BUILD != "auto" else "cuda" if nvidia else "cpu"
+            found = "An NVIDIA GPU was found" if nvidia else "No NVIDIA GPU was found"
+            index = []
+            if build == "cpu" and sys.platform.startswith("linux"):
+                print(f"{{found}}: installing torch's CPU-only build from PyTorch's CPU index,\\n"
+                      "{CPU_TORCH_SIZE} to download. For PyPI's build with CUDA instead\\n"
+                      "({CUDA_TORCH_SIZE}), set TORCH_BUILD = 'cuda' and run this cell again.")
+                index = ["--index-url", "{CPU_INDEX}"]
+            elif sys.platform.startswith("linux"):
+                print(f"{{found}}: installing PyPI's torch, with NVIDIA's CUDA libraries,\\n"
+                      "{CUDA_TORCH_SIZE}. For the CPU-only build instead\\n"
+                      "({CPU_TORCH_SIZE}), set TORCH_BUILD = 'cpu' and run this cell again.")
+            else:
+                print(f"Installing PyPI's torch, whose build for {{sys.platform}} has no CUDA libraries.")
+            pip_install("torch>={minimum}", *index)
+
+        if installed("tensorbook") != WANTED:
+            print(f"Installing tensorbook {{WANTED}} (under {WHEEL_KB_AT_MOST} kB) from the book's site,\\n"
+                  "with NumPy and Matplotlib where they are missing.")
+            pip_install("{wheel_url}")
+        else:
+            print(f"tensorbook {{WANTED}} is installed: this cell installs nothing more.")
 
         import tensorbook
 
@@ -238,10 +308,79 @@ def notebook_for(
     return notebook
 
 
+SHOW = "show"
+"""What a script calls with a cell's last expression, which a notebook would display."""
+SHOW_CODE = f"""\
+# A notebook displays the value of a cell's last expression; this script hands it to
+# {SHOW}() instead (and display() is {SHOW}() too). A picture or a figure is saved as a
+# file beside the script, whose name is printed; any other value is printed.
+import itertools
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve()
+FIGURES = itertools.count(1)
+
+
+def {SHOW}(*values):
+    for value in values:
+        if value is None:
+            continue
+        if not hasattr(value, "_repr_svg_") and not hasattr(value, "savefig"):
+            print(value if hasattr(value, "_repr_pretty_") else repr(value))
+            continue
+        name = SCRIPT.with_name(f"{{SCRIPT.stem}}-figure-{{next(FIGURES)}}")
+        if hasattr(value, "_repr_svg_"):  # a picture of tensorbook.draw
+            name = name.with_suffix(".svg")
+            name.write_text(value._repr_svg_(), encoding="utf-8")
+        else:  # a Matplotlib figure
+            name = name.with_suffix(".png")
+            value.savefig(name, bbox_inches="tight")
+        title = getattr(value, "title", "")
+        print(f"[figure saved as {{name.name}}{{': ' + title if isinstance(title, str) and title else ''}}]")
+
+
+display = {SHOW}"""
+
+
+def shown(source: str) -> str:
+    r"""A cell's code with its last expression handed to :data:`SHOW`, as a script runs it.
+
+    A notebook displays that value; a script would drop it. A call of ``print`` or of
+    ``display``, and a line that ends in ``;`` (which hides it in a notebook), are left.
+
+    >>> shown("x = 1\nx + 1")
+    'x = 1\nshow(x + 1)'
+    >>> shown("print(x)"), shown("x;")
+    ('print(x)', 'x;')
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    if not tree.body or not isinstance(last := tree.body[-1], ast.Expr):
+        return source
+    called = last.value.func if isinstance(last.value, ast.Call) else None
+    if isinstance(called, ast.Name) and called.id in {"print", "display", SHOW}:
+        return source
+    if source.rstrip().endswith(";"):
+        return source
+    lines = source.splitlines(keepends=True)
+    start = sum(map(len, lines[: last.lineno - 1])) + last.col_offset
+    end = sum(map(len, lines[: (last.end_lineno or last.lineno) - 1])) + (last.end_col_offset or 0)
+    return f"{source[:start]}{SHOW}({source[start:end]}){source[end:]}"
+
+
 def script_for(notebook: nbformat.NotebookNode) -> str:
-    """The notebook as a py:percent script; a cell tagged ``raises-exception`` prints its error."""
+    """The notebook as a py:percent script.
+
+    A cell tagged ``raises-exception`` prints its error; a cell's last expression is
+    handed to :data:`SHOW` (:func:`shown`), defined in a cell after the first code cell
+    (the one that installs the package).
+    """
     copy = nbformat.from_dict(notebook)
     for cell in copy.cells:
+        if cell.cell_type == "code":
+            cell.source = shown(cell.source)
         if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):
             cell.source = (
                 "# The page shows this error on purpose; here it is printed, and the script "
@@ -250,5 +389,7 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
                 "except Exception as error:\n"
                 '    print(f"{type(error).__name__}: {error}")'
             )
+    first = next((i for i, c in enumerate(copy.cells) if c.cell_type == "code"), -1)
+    copy.cells.insert(first + 1, nbformat.v4.new_code_cell(SHOW_CODE))
     script: str = jupytext.writes(copy, fmt="py:percent")  # jupytext is unannotated
     return script

@@ -268,6 +268,7 @@ def compat(path: Path) -> int:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
+        "device": "cpu",  # what both steps ran on: the status page's table says so
         "doctests": run["doctests"].status,
         "pages": run["cpu-book"].status,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),

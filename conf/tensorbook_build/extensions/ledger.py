@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ from tensorbook_build.upstream import execution_record
 
 logger = logging.getLogger(__name__)
 
-COMPAT_FIELDS = ("torch", "python", "doctests", "pages", "date")
+COMPAT_FIELDS = ("torch", "python", "device", "doctests", "pages", "date")
 COMPAT_SCHEMA = {
     "type": "array",
     "items": {
@@ -53,7 +54,7 @@ WORDS = (
 STATUS_WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
     "none", "fresh", "{count} stale cells", "{seconds} s, executed {date}", "not executed",
-    "torch", "Python", "Doctests", "Pages", "Run on",  # the compatibility runs' header
+    "torch", "Python", "Device", "Doctests", "Pages", "Run on",  # the compatibility runs' header
     "No run against another torch has been recorded yet.", "passed", "failed",
 )  # fmt: skip
 
@@ -192,14 +193,42 @@ class BuildStatus(SphinxDirective):
         return [status_placeholder(part=self.arguments[0])]
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[nodes.Node | str]]) -> nodes.table:
-    def row(cells: Sequence[nodes.Node | str]) -> nodes.row:
-        texts = [c if isinstance(c, nodes.Node) else nodes.Text(c) for c in cells]
-        return nodes.row("", *(nodes.entry("", nodes.paragraph("", "", t)) for t in texts))
+_DATE = re.compile(r"(\d{4}-\d\d-\d\d(?: \d\d:\d\d)?)")
+
+
+def _table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[nodes.Node | str]],
+    caption: str = "",
+    name: str = "",
+) -> nodes.table:
+    def cell(content: nodes.Node | str) -> nodes.entry:
+        if isinstance(content, nodes.Node):
+            return nodes.entry("", nodes.paragraph("", "", content))
+        # a date is never broken across lines (tensorbook.css: .tb-date); a torch
+        # version may break after its "+" (2.11.0+ cu130), so the table fits a phone
+        parts: list[nodes.Node] = []
+        for part in filter(None, _DATE.split(content)):
+            if _DATE.fullmatch(part):
+                parts.append(nodes.inline(part, part, classes=["tb-date"]))
+                continue
+            for i, piece in enumerate(part.split("+")):
+                if i:
+                    parts += [nodes.Text("+"), nodes.raw("", "<wbr>", format="html")]
+                parts.append(nodes.Text(piece))
+        return nodes.entry("", nodes.paragraph("", "", *parts))
 
     group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in header), cols=len(header))
-    group += [nodes.thead("", row(header)), nodes.tbody("", *map(row, rows))]
-    return nodes.table("", group, classes=["tb-status"])
+    group += [
+        nodes.thead("", nodes.row("", *map(cell, header))),
+        nodes.tbody("", *(nodes.row("", *map(cell, row)) for row in rows)),
+    ]
+    table = nodes.table("", classes=["tb-status"])
+    if caption:  # Sphinx numbers a titled table, which needs an id
+        table["ids"] = [name]
+        table += nodes.title(caption, caption)
+    table += group
+    return table
 
 
 def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -223,11 +252,15 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
             run = translate("not executed")
         link = nodes.reference("", "", nodes.Text(env.titles[page].astext()), internal=True)
         link["refuri"] = app.builder.get_relative_uri(docname, page)
-        rows.append([link, run, ran_on, _recordings_cell(app, page, translate)])
-    header = [translate(w) for w in ("Page", "Execution", "Executed on", "Recordings")]
-    tables: dict[str, nodes.Node] = {"pages": _table(header, rows)}
+        rows.append([link, run, _recordings_cell(app, page, translate)])
+    # where every page ran is one fact, the table's caption, not a column repeating it
+    header = [translate(w) for w in ("Page", "Execution", "Recordings")]
+    caption = f"{translate('Executed on')} {ran_on}"
+    tables: dict[str, nodes.Node] = {"pages": _table(header, rows, caption, "pages-executed")}
     if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, ledger.COMPAT)):
-        header = [translate(w) for w in ("torch", "Python", "Doctests", "Pages", "Run on")]
+        header = [
+            translate(w) for w in ("torch", "Python", "Device", "Doctests", "Pages", "Run on")
+        ]
         rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]  # fmt: skip
         tables["torch"] = _table(header, rows)
     else:

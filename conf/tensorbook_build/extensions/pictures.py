@@ -115,6 +115,14 @@ def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
     if tag == "line":
         shown = "[dashed]" if "dashed" in options else ""
         return f"\\draw{shown} ({a['x1']},{a['y1']}) -- ({a['x2']},{a['y2']});"
+    if tag == "polyline":  # a chart's line, in its colour
+        red, green, blue = (int(a["stroke"].lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
+        points = " -- ".join(f"({p})" for p in a["points"].split())
+        return (
+            f"\\draw[draw={{rgb,255:red,{red};green,{green};blue,{blue}}},line width=1.5] {points};"
+        )
+    if tag == "circle":
+        return f"\\fill[{','.join(options)}] ({a['cx']},{a['cy']}) circle [radius={a['r']}];"
     if tag == "polygon":
         points = " -- ".join(f"({p})" for p in a["points"].split())
         return f"\\fill {points} -- cycle;"

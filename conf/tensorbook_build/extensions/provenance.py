@@ -32,12 +32,14 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
 
 
 def _note_device_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    # in English, before an edition translates it: a report is read by the maintainers
+    # marks the device line's block; notes the line in English, before an edition translates it: a report is read by the maintainers
     for block in doctree.findall(nodes.literal_block):
         if "output" in block["classes"]:
             line = block.astext().split("\n", 1)[0]
             if parse(DEVICE_LINE, line) is not None:
                 doctree[_DEVICE_LINE] = line
+                # the page's stylesheet wraps this line: the reader reads it in full
+                block["classes"].append("tb-device-line")
                 return
 
 

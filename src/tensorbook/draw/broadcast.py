@@ -72,7 +72,7 @@ def broadcast_picture(
     tail = max(text_width(_shape(s), 12, mono=True) for s in [*shapes.values(), shape])
     canvas = Canvas(max(300, right + tail + 10))
     for j in range(rank):
-        canvas.words(label + j * CELL + CELL / 2, 16, "dim", anchor="middle", size=10, dim=j)
+        canvas.words(label + j * CELL + CELL / 2, 16, "dim", anchor="middle", size=11, dim=j)
     stretched = 0
     y = 24
     for name, own in shapes.items():

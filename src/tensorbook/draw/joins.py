@@ -105,7 +105,7 @@ def join_picture(inputs: Mapping[str, torch.Tensor], joins: Sequence[tuple[str, 
         if source.dim() == 3:
             x = 8.0
             for k in range(source.shape[0]):
-                canvas.text(x, y + 10, f"[{k}]", mono=True, size=10)
+                canvas.text(x, y + 10, f"[{k}]", mono=True, size=11)
                 _grid(canvas, x, y + 14, source[k])
                 x += source.shape[2] * CELL + 20
             y += 14 + source.shape[1] * CELL + 10

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 
 import torch
 
-from tensorbook.draw.svg import Canvas, Picture
+from tensorbook.draw.svg import MAX_WIDTH, Canvas, Picture
 
 __all__ = ["memory_picture", "storage_values"]
 
 CELL = 30
 GRID_W, GRID_H = 36, 30
-MOST_CELLS = 16
+MOST_CELLS = (MAX_WIDTH - 16) // CELL  # 12: a strip as wide as a phone's column
 
 
 def storage_values(tensor: torch.Tensor) -> list[float]:
@@ -65,7 +65,7 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
     ------
     ValueError
         If there is no tensor, one has more than two dimensions, or a storage has more
-        than 16 elements (too long to draw).
+        than :data:`MOST_CELLS` elements (12: wider than a phone's column).
 
     Examples
     --------
@@ -99,7 +99,7 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
         for k, value in enumerate(values):
             canvas.rect(8 + k * CELL, y, CELL, 24, tone="blue")
             canvas.text(8 + k * CELL + CELL / 2, y + 16, _number(value), anchor="middle", mono=True)
-            canvas.text(8 + k * CELL + CELL / 2, y + 36, str(k), anchor="middle", size=10)
+            canvas.text(8 + k * CELL + CELL / 2, y + 36, str(k), anchor="middle", size=11)
         y += 48
         for name in names:
             tensor = tensors[name]
@@ -115,7 +115,7 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
                 offset=tensor.storage_offset(),
             )
             y += 22
-            canvas.words(8, y + 10, "reads", size=10)
+            canvas.words(8, y + 10, "reads", size=11)
             y += 14
             order = [index for row in reads for index in row]
             for k in range(len(values)):
@@ -123,7 +123,7 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
             for position, index in enumerate(order):
                 if order.index(index) == position:  # a broadcast view reads a cell twice
                     x = 8 + index * CELL + CELL / 2
-                    canvas.text(x, y + 13, str(position), anchor="middle", size=10)
+                    canvas.text(x, y + 13, str(position), anchor="middle", size=11)
             y += 26
             for i, row in enumerate(reads):
                 for j, index in enumerate(row):
@@ -132,7 +132,7 @@ def memory_picture(tensors: Mapping[str, torch.Tensor]) -> Picture:
                     canvas.text(
                         x + GRID_W / 2, top + 14, _number(values[index]), anchor="middle", mono=True
                     )
-                    canvas.text(x + GRID_W / 2, top + 26, f"[{index}]", anchor="middle", size=9)
+                    canvas.text(x + GRID_W / 2, top + 26, f"[{index}]", anchor="middle", size=11)
             y += len(reads) * GRID_H + 14
     shown = ", ".join(tensors)
     return canvas.picture(

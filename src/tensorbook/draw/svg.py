@@ -12,6 +12,9 @@ What a picture guarantees, checked by :meth:`Canvas.picture`:
 * ``role="img"`` with a ``<title>`` and a ``<desc>``: its accessible name and description;
 * a ``viewBox``, ``width="100%"`` and a ``max-width`` of its natural width, so it
   shrinks to a phone's column and never overflows it;
+* at most :data:`MAX_WIDTH` wide, and no word smaller than :data:`MIN_TEXT`: on a
+  412 px phone a picture is shown at its natural size, so every word of it stays at
+  least 11 CSS px;
 * every word that is not a number or one of torch's names is marked ``data-w="<key>"``
   (a template of :mod:`tensorbook.draw.words`), so an edition can translate it;
 * coordinates rounded to a tenth, so that drawing twice gives the same bytes;
@@ -39,10 +42,15 @@ from html import unescape
 from tensorbook.draw.words import WORDS
 from tensorbook.wording import fill
 
-__all__ = ["MAX_BYTES", "TONES", "Canvas", "Picture", "text_width"]
+__all__ = ["MAX_BYTES", "MAX_WIDTH", "MIN_TEXT", "TONES", "Canvas", "Picture", "text_width"]
 
 MAX_BYTES = 20_000
 """The most a picture may weigh, in bytes of SVG."""
+MAX_WIDTH = 380
+"""The widest a picture may be drawn, in units (CSS px at its natural size): the
+article's column on a 412 px phone, so that there it is not shrunk."""
+MIN_TEXT = 11
+"""The smallest size of a word in a picture, in units (CSS px at its natural size)."""
 
 TONES = {
     "blue": "#4d8fe8",
@@ -182,6 +190,21 @@ class Canvas:
             self._parts.append(("", f'<polygon points="{shown}"/>'))
         self._reach(max(y1, y2))
 
+    def polyline(self, points: list[tuple[float, float]], *, tone: str) -> None:
+        """A line through ``points`` in the full colour of one of :data:`TONES`, a dot at each."""
+        shown = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
+        self._parts.append(
+            (
+                f'fill="none" stroke="{TONES[tone]}" stroke-width="2"',
+                f'<polyline points="{shown}"/>',
+            )
+        )
+        for x, y in points:
+            self._parts.append(
+                (f'fill="{TONES[tone]}"', f'<circle cx="{_n(x)}" cy="{_n(y)}" r="3"/>')
+            )
+        self._reach(max(y for _, y in points) + 3)
+
     def text(
         self,
         x: float,
@@ -198,7 +221,15 @@ class Canvas:
 
         Numbers or torch's names; with ``key``, a translatable template already filled
         in (use :meth:`words`).
+
+        Raises
+        ------
+        ValueError
+            If ``size`` is below :data:`MIN_TEXT`.
         """
+        if size < MIN_TEXT:
+            msg = f"{content!r} at size {size}: a picture's words are at least {MIN_TEXT}"
+            raise ValueError(msg)
         shared = []
         if anchor != "start":
             shared.append(f'text-anchor="{anchor}"')
@@ -239,8 +270,11 @@ class Canvas:
         Raises
         ------
         ValueError
-            If the picture is over :data:`MAX_BYTES`.
+            If the picture is over :data:`MAX_BYTES` or wider than :data:`MAX_WIDTH`.
         """
+        if self.width > MAX_WIDTH:
+            msg = f"the picture is {self.width:g} wide, over {MAX_WIDTH}: a phone would shrink it"
+            raise ValueError(msg)
         height = self.height + 6
         named = fill(WORDS[title[0]], **title[1])
         described = fill(WORDS[desc[0]], **desc[1])

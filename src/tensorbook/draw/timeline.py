@@ -18,14 +18,21 @@ from dataclasses import dataclass
 
 import torch
 
-from tensorbook.draw.svg import Canvas, Picture, text_width
+from tensorbook.draw.svg import MAX_WIDTH, Canvas, Picture, text_width
 from tensorbook.trace import Event, is_operator, trace
 
 __all__ = ["Span", "find_mark", "profile_step", "step_spans", "timeline_picture", "trace_step"]
 
 ROW = 18
 AREA = 280
+"""The widest the time axis is drawn; less where the operators' names need the room."""
 _WARM_UP, _STEP = "tensorbook.warm_up", "tensorbook.step"
+LONGEST_NAME = 28
+"""The most characters of an operator's name a row shows, so the time axis keeps room."""
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= LONGEST_NAME else name[: LONGEST_NAME - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -156,22 +163,23 @@ def timeline_picture(spans: Sequence[Span], *, device: str) -> Picture:
     for span in spans:
         key = ("gpu", "") if span.lane == "gpu" else ("cpu", span.name)
         rows.setdefault(key, len(rows))
-    label = max(text_width(name, 10, mono=True) for _, name in rows) + 16
+    label = max(text_width(_short(name), 11, mono=True) for _, name in rows) + 16
     label = max(label, 60)
-    canvas = Canvas(label + AREA + 12)
-    canvas.words(8, 14, "measured", size=10)
+    area = min(AREA, MAX_WIDTH - label - 12)
+    canvas = Canvas(label + area + 12)
+    canvas.words(8, 14, "measured", size=11)
     top = 24
     gpu_rows = [index for (lane, _), index in rows.items() if lane == "gpu"]
     for (lane, name), index in rows.items():
         y = top + index * ROW
         if lane == "gpu":
-            canvas.words(8, y + 13, "gpu_row", size=10, bold=True)
+            canvas.words(8, y + 13, "gpu_row", size=11, bold=True)
         else:
-            canvas.text(8, y + 13, name, mono=True, size=10)
+            canvas.text(8, y + 13, _short(name), mono=True, size=11)
     for span in spans:
         index = rows[("gpu", "") if span.lane == "gpu" else ("cpu", span.name)]
-        x = label + (span.start - origin) / total * AREA if total else label
-        width = max(1.0, (span.end - span.start) / total * AREA if total else AREA)
+        x = label + (span.start - origin) / total * area if total else label
+        width = max(1.0, (span.end - span.start) / total * area if total else area)
         canvas.rect(
             x,
             top + index * ROW + 3,
@@ -182,11 +190,11 @@ def timeline_picture(spans: Sequence[Span], *, device: str) -> Picture:
         )
     bottom = top + len(rows) * ROW + 4
     if gpu_rows:
-        canvas.line(8, top + gpu_rows[0] * ROW, label + AREA, top + gpu_rows[0] * ROW, dashed=True)
-    canvas.line(label, bottom, label + AREA, bottom)
-    canvas.words(label, bottom + 14, "microseconds", size=10, time=0)
+        canvas.line(8, top + gpu_rows[0] * ROW, label + area, top + gpu_rows[0] * ROW, dashed=True)
+    canvas.line(label, bottom, label + area, bottom)
+    canvas.words(label, bottom + 14, "microseconds", size=11, time=0)
     canvas.words(
-        label + AREA, bottom + 14, "microseconds", size=10, anchor="end", time=round(total)
+        label + area, bottom + 14, "microseconds", size=11, anchor="end", time=round(total)
     )
     operators = len({span.name for span in spans if span.lane == "cpu"})
     return canvas.picture(

@@ -100,5 +100,12 @@ WORDS: dict[str, str] = {
     "lowest_epoch": "lowest validation loss: epoch {epoch}",
     "training_loss": "training loss",
     "validation_loss": "validation loss",
+    # the speed chapter's sweep
+    "speedup_title": "Speed-up over {baseline} against the work in a step",
+    "speedup_desc": (
+        "For {runs}: the time {baseline} takes for a step over the time each takes, "
+        "against the step's floating-point operations, both on log scales; "
+        "a dashed line marks 50."
+    ),
 }
 """Every template, by the key a picture's elements carry."""
