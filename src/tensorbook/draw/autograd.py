@@ -24,7 +24,7 @@ __all__ = ["graph_picture"]
 
 LEVEL = 66
 BOX_H = 24
-GAP = 16
+GAP = 12
 MARGIN = 30  # left of the boxes: the arrow that says which way gradients flow
 MOST_VALUES = 4
 """A leaf's ``.grad`` with at most this many entries is drawn as its values."""
@@ -78,18 +78,19 @@ def graph_picture(
     levels: dict[int, list[int]] = {}
     for i, node in enumerate(nodes):
         levels.setdefault(node.depth, []).append(i)
-    widths = [text_width(node.label, 12, mono=True) + 16 for node in nodes]
+    # 11, the smallest a word may be, so that two leaves side by side fit a phone's column
+    widths = [text_width(node.label, 11, mono=True) + 12 for node in nodes]
     below: dict[int, tuple[str, str]] = {}  # under each leaf: a template's key, filled in
     for i, node in enumerate(nodes):
         if node.is_leaf:
             grad = node.variable.grad if node.variable is not None else None
             key, fields = ("gets_grad", {}) if grad is None else _grad_words(grad)
             below[i] = (key, fill(WORDS[key], **fields))
-            widths[i] = max(widths[i], text_width(below[i][1], 11) + 16)
+            widths[i] = max(widths[i], text_width(below[i][1], 11) + 12)
     span = max(
         sum(widths[i] for i in members) + GAP * (len(members) - 1) for members in levels.values()
     )
-    canvas = Canvas(MARGIN + max(300, span + 16))
+    canvas = Canvas(MARGIN + max(300, span + 8))
     left: dict[int, float] = {}
     for members in levels.values():
         total = sum(widths[i] for i in members) + GAP * (len(members) - 1)
@@ -105,7 +106,7 @@ def graph_picture(
     for i, node in enumerate(nodes):
         canvas.rect(left[i], top(i), widths[i], BOX_H, tone="green" if node.is_leaf else "blue")
         middle = left[i] + widths[i] / 2
-        canvas.text(middle, top(i) + 16, node.label, anchor="middle", mono=True)
+        canvas.text(middle, top(i) + 16, node.label, anchor="middle", mono=True, size=11)
         if node.is_leaf:
             key, shown = below[i]
             filled += key != "gets_grad"

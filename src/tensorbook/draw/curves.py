@@ -86,16 +86,16 @@ def curves_picture(
     canvas.line(_LEFT, _TOP + HEIGHT, _LEFT + WIDTH, _TOP + HEIGHT)
     for tick in ticks:
         canvas.line(_LEFT - 4, y(tick), _LEFT, y(tick))
-        canvas.text(_LEFT - 6, y(tick) + 4, f"{tick:g}", anchor="end", size=10)
+        canvas.text(_LEFT - 6, y(tick) + 4, f"{tick:g}", anchor="end", size=11)
     for epoch in sorted({0, epochs // 2, epochs - 1}):
         canvas.line(x(epoch), _TOP + HEIGHT, x(epoch), _TOP + HEIGHT + 4)
-        canvas.text(x(epoch), _TOP + HEIGHT + 16, str(epoch), anchor="middle", size=10)
+        canvas.text(x(epoch), _TOP + HEIGHT + 16, str(epoch), anchor="middle", size=11)
     canvas.words(_LEFT + WIDTH / 2, _TOP + HEIGHT + 32, "epoch_axis", anchor="middle")
     canvas.line(x(best), _TOP, x(best), _TOP + HEIGHT, dashed=True)
     right = best > epochs / 2
     canvas.words(
         x(best) + (-4 if right else 4), _TOP + 12, "lowest_epoch",
-        anchor="end" if right else "start", size=10, epoch=best,
+        anchor="end" if right else "start", size=11, epoch=best,
     )  # fmt: skip
     every = math.ceil(epochs / MARKS)
     shown = sorted({*range(0, epochs, every), epochs - 1, best})

@@ -97,7 +97,7 @@ def float_grid_picture(
         # each gap named on its own side of the centre, so the two never overlap
         anchor = "end" if side < 0 else "start"
         canvas.words(
-            x_of(center) + side * 4, AXIS - 14, key, anchor=anchor, size=10, gap=f"{gap:.3g}"
+            x_of(center) + side * 4, AXIS - 14, key, anchor=anchor, size=11, gap=f"{gap:.3g}"
         )
     y = AXIS + 44
     for step in steps:
