@@ -382,8 +382,8 @@ SOURCE_ONLY = ("jieba",)
 # nor completes code (nor does IPython jedi and parso): 10 MB more, and the first GPU run
 # ran without them.
 KIT_NEVER_USES = ("playwright", "greenlet", "debugpy", "jedi", "parso")
-# What the GPU machines' image already has (the first GPU run's H200, 2026-11-26): with
-# `--leave-out cuda-image` these are not downloaded, and the kit uses the machine's own.
+# What the GPU machines' image already has (the H200 of 2026-11-26): by default these are
+# not downloaded, and the kit uses the machine's own; `--leave-out none` fetches them too.
 CUDA_IMAGE = ("numpy", "matplotlib", "pillow", "fonttools", "kiwisolver", "contourpy",
               "cycler", "pyparsing", "python-dateutil", "six", "packaging", "pyyaml",
               "pygments", "jinja2", "markupsafe", "pytest", "pluggy", "iniconfig",
@@ -403,18 +403,21 @@ def wheels(session: nox.Session) -> None:
 
     The machine keeps its own CUDA torch: these are what else the package and the docs
     and test groups need, at conf/constraints.txt's versions, for CPython on x86-64
-    Linux, less what the kit never uses (KIT_NEVER_USES). ``--leave-out A,B`` leaves out
-    distributions the machine already has (``cuda-image``: CUDA_IMAGE); the other
+    Linux, less what the kit never uses (KIT_NEVER_USES) and what the machine already has:
+    by default the GPU machines' image (CUDA_IMAGE); ``--leave-out A,B`` names the
+    machine's instead (``cuda-image`` for that list, ``none`` for nothing). The other
     arguments go to pip download; --python-version X.Y is the machine's (3.12).
     """
-    leave_out, pip_args, args = set(KIT_NEVER_USES), [], iter(session.posargs)
+    has, pip_args, args = None, [], iter(session.posargs)
     for arg in args:
         if arg == "--leave-out" or arg.startswith("--leave-out="):
             given = arg.partition("=")[2] or next(args, "")
-            for name in filter(None, given.split(",")):
-                leave_out.update(CUDA_IMAGE if name == "cuda-image" else [name.lower()])
+            has = set() if has is None else has
+            for name in filter(lambda n: n and n != "none", given.split(",")):
+                has.update(CUDA_IMAGE if name == "cuda-image" else [name.lower()])
         else:
             pip_args.append(arg)
+    leave_out = set(KIT_NEVER_USES) | (set(CUDA_IMAGE) if has is None else has)
     dest = Path(".whl")
     shutil.rmtree(dest, ignore_errors=True)  # one run's wheels: no other pins beside them
     session.run(
@@ -442,8 +445,8 @@ def wheels(session: nox.Session) -> None:
     if size > KIT_BUDGET:
         session.warn(
             f"{dest} holds {size / 2**20:.1f} MiB, more than the {KIT_BUDGET / 2**20:.0f} MiB "
-            "one call to a GPU machine carries: add --leave-out cuda-image (or the names "
-            "the machine has)"
+            "one call to a GPU machine carries: leave out what the machine has "
+            "(--leave-out NAME,...)"
         )
 
 
