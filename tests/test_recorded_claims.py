@@ -22,7 +22,9 @@ RECORDED = ROOT / "docs" / FOLDER
 def _cell(page: str, marker: str) -> tuple[int, str]:
     """The index and code of the page's one code cell whose code holds ``marker``."""
     cells = read_myst_markdown_notebook((ROOT / "docs" / f"{page}.md").read_text("utf-8")).cells
-    (found,) = [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "code" and marker in c.source]
+    (found,) = [
+        (i, c.source) for i, c in enumerate(cells) if c.cell_type == "code" and marker in c.source
+    ]
     return found
 
 
@@ -48,7 +50,8 @@ def test_the_calls_the_cuda_chapter_says_wait_are_those_a_gpu_saw_wait():
     for recording in _gpu_recordings("cuda"):
         lines = _printed(recording, index, source).splitlines()
         waited = [line[:34].strip() for line in lines if line.endswith("waits for the GPU")]
-        assert lines and waited == said, recording.path
+        assert lines, recording.path
+        assert waited == said, recording.path
 
 
 @pytest.mark.parametrize("spelling", ["g[m]", "g[m] = v[m]"])
