@@ -324,9 +324,10 @@ def test_a_figure_reads_in_either_mode(browser, served, mode):
 
 PICTURE_PAGES = {
     "tensors": 4,
-    "autograd": 3,
+    "autograd": 4,  # the graph before and after backward()
     "autograd_network": 1,
-    "tensors_by_hand": 1,
+    "tensors_by_hand": 2,  # the float32 grid around 1.0 too
+    "classification": 3,
     "speed": 2,
 }
 """The pages with pictures drawn by tensorbook.draw, and how many each has."""

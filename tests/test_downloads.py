@@ -188,7 +188,7 @@ def _verdict_words(source: str) -> list[str]:
     """The sentences a verdict cell prints for "holds" and for "does not hold"."""
     tree = ast.parse(source)
     found = []
-    for node in ast.walk(tree):
+    for node in tree.body:  # the verdict's own try, not one inside the check it wraps
         if isinstance(node, ast.Try):
             for branch in (node.orelse, node.handlers[0].body):
                 call = branch[0].value
