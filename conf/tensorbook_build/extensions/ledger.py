@@ -100,6 +100,8 @@ def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, 
 
 
 def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
+    if app.builder.name == "gettext":  # outputs, not prose: nothing in them to translate
+        return  # (a recorded figure's alt text would become a message of the catalogs)
     docname = app.env.docname
     for path in _files(app, docname):
         app.env.note_dependency(path)
