@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from html import unescape
 from pathlib import Path
@@ -74,6 +75,10 @@ def ledger_book(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     """The copy, its build folder, and each edition's build log."""
     root = tmp_path_factory.mktemp("ledger")
     tree = copy_of_the_book(root)
+    # the only recordings are the test's: none of the real devices' (docs/recorded/<gpu>)
+    for recorded in (tree / "docs" / "recorded").iterdir():
+        if recorded.is_dir():
+            shutil.rmtree(recorded)
     _synthetic_recording(tree)
     site = root / "build" / "html"
     logs = {}

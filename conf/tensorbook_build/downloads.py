@@ -44,24 +44,49 @@ def is_build_check(cell: Mapping[str, Any]) -> bool:
 
 
 def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
-    """A build check as a verdict for the reader's machine: it prints, and never raises.
+    r"""A build check as a verdict for the reader's machine: it prints, and never raises.
 
     ``book`` is what the book's build printed just before the check (its figures);
-    ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``.
+    ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``. A
+    value the cell ends with (a picture) is still the cell's value, shown after the
+    verdict, as the page shows it.
+
+    >>> print(verdict_code("assert 1 < 2\nf(1)", "", {"measured": "m", "holds": "h", "fails": "f"}))
+    # In the book, ...
+    shown_value = None
+    try:
+        assert 1 < 2
+        shown_value = f(1)
+    except AssertionError as error:
+    ...
+    shown_value
     """
+    tree = ast.parse(source)
+    last = tree.body[-1] if tree.body else None
+    ends_with_value = isinstance(last, ast.Expr) and not (
+        isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Name)
+        and last.value.func.id in {"print", "display"}
+    )
+    if ends_with_value and last is not None:
+        lines = source.splitlines()
+        at = last.lineno - 1
+        lines[at] = lines[at][: last.col_offset] + "shown_value = " + lines[at][last.col_offset :]
+        source = "\n".join(lines)
     body = textwrap.indent(source, "    ")
+    shown = ("shown_value = None\n", "\nshown_value") if ends_with_value else ("", "")
     return f"""\
 # In the book, this cell is the build's own check of what the page says. Here it
 # is a verdict for this machine: it says whether the claim holds, and never stops.
 print({words["measured"]!r})
 print({book!r})
-try:
+{shown[0]}try:
 {body}
 except AssertionError as error:
     print({words["fails"]!r})
     print(str(error) or "(the check gave no figures)")
 else:
-    print({words["holds"]!r})"""
+    print({words["holds"]!r}){shown[1]}"""
 
 
 WHEEL_KB_AT_MOST = 100
@@ -216,6 +241,10 @@ def download_name(docname: str) -> str:
 _MARKER = re.compile(r"^(\s*(?:#{1,6}|[-*+]|\d+\.)\s+)(.*)$")
 
 
+# a fold's opening marker ({solution-start}, {deeper-start}), whose one line is its label
+_FOLD_LABEL = re.compile(r"```\{[a-z]+-start\}\n(?P<label>[^\n`]+)\n```")
+
+
 def translate_markdown(text: str, messages: dict[str, str]) -> str:
     r"""Replace each paragraph, heading, list item and table cell that the catalog has.
 
@@ -225,10 +254,16 @@ def translate_markdown(text: str, messages: dict[str, str]) -> str:
     >>> translate_markdown("## Tensors\n\nA tensor\nis an array.\n\n- one\n- two",
     ...                    {"Tensors": "张量", "A tensor is an array.": "张量是数组。", "one": "一"})
     '## 张量\n\n张量是数组。\n\n- 一\n- two'
+    >>> translate_markdown("```{deeper-start}\nDeeper: more\n```", {"Deeper: more": "深入：更多"})
+    '```{deeper-start}\n深入：更多\n```'
     """
     blocks = []
     fenced = False
     for block in text.split("\n\n"):
+        label = _FOLD_LABEL.fullmatch(block.strip())
+        if not fenced and label and label["label"] in messages:  # a fold's label is prose
+            blocks.append(block.replace(label["label"], messages[label["label"]]))
+            continue
         if fenced or block.lstrip().startswith(("```", ":::")):
             fences = sum(line.lstrip().startswith(("```", ":::")) for line in block.splitlines())
             fenced ^= fences % 2 == 1  # a fence that a blank line splits stays open
