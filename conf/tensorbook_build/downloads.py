@@ -242,7 +242,7 @@ _MARKER = re.compile(r"^(\s*(?:#{1,6}|[-*+]|\d+\.)\s+)(.*)$")
 
 
 # a fold's opening marker ({solution-start}, {deeper-start}), whose one line is its label
-_FOLD_LABEL = re.compile(r"```\{[a-z]+-start\}\n(?P<label>[^\n`]+)\n```")
+_FOLD_LABEL = re.compile(r"```\{[a-z]+-start\}\n(?P<label>[^\n]+)\n```")
 
 
 def translate_markdown(text: str, messages: dict[str, str]) -> str:
