@@ -121,9 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook_build.record: {error}", file=sys.stderr)
         return 2
-    command = "python -m tensorbook_build.record " + shlex.join(
-        sys.argv[1:] if argv is None else list(argv)
-    )
+    given = sys.argv[1:] if argv is None else list(argv)
+    # paths in the checkout as the checkout names them: a recording names no machine's folders
+    root = f"{LAYOUT.root}/"
+    command = "python -m tensorbook_build.record " + shlex.join(a.replace(root, "") for a in given)
     build = args.from_build
     if build is None:
         build = LAYOUT.root / "build" / "record" / device.replace(":", "-")
