@@ -164,9 +164,8 @@ def test_two_clean_builds_give_identical_outputs(built_book, tmp_path):
     not compared: how printed text is cut into chunks there depends on when the kernel
     flushed, which no seed fixes.)
     """
-    fresh = ["-D", "tensorbook_warm_kernels=0"]
     command = [sys.executable, "-m", "tensorbook_build", "--site", str(tmp_path / "html")]
-    command += ["--language", SOURCE_LANGUAGE, *fresh]
+    command += ["--language", SOURCE_LANGUAGE, "--fresh-kernels"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     for chapter in CHAPTERS:

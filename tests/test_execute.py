@@ -11,11 +11,11 @@ import time
 import pytest
 import torch
 
+from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_code, page_dependencies
 from tensorbook_build.extensions.execution import code_digest
 from tensorbook_build.extensions.outputs import join_streams
-from tensorbook_build.settings import DEVICE_VARIABLE
 from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
@@ -164,7 +164,7 @@ def test_an_unavailable_device_stops_the_build_at_once_naming_its_source(tmp_pat
 @pytest.mark.book
 def test_a_device_typed_into_sphinx_build_is_refused_naming_its_source(tmp_path):
     result = subprocess.run(
-        sphinx_command(tmp_path / "html", device="cuda:99"),
+        sphinx_command(tmp_path / "html", extra=["-D", "tensorbook_device=cuda:99"]),
         capture_output=True,
         text=True,
         check=False,

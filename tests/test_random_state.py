@@ -19,8 +19,8 @@ from myst_nb.core.read import read_myst_markdown_notebook
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tensorbook_build.execute import kernel_environment
-from tensorbook_build.settings import DEVICE_VARIABLE
+from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook_build.spec import resolve_spec
 from tests.support.book import CHAPTERS, ROOT
 
 RESEED = "from tensorbook.seeding import seed_everything\nseed_everything({seed})"
@@ -57,7 +57,8 @@ def test_a_page_s_checks_hold_whatever_the_cells_before_drew(page):
         resources={"metadata": {"path": str(ROOT / "docs")}},
     )  # a cell tagged raises-exception may raise, as in the build; any other may not
     # the build's kernel: its device, its one thread (the speed chapter's checks need it)
-    env = {**os.environ, **kernel_environment(os.environ[DEVICE_VARIABLE], ROOT / "src")}
+    spec = resolve_spec(os.environ[DEVICE_VARIABLE], given_by=DEVICE_VARIABLE, src=ROOT / "src")
+    env = {**os.environ, **spec.kernel_environment()}
     try:
         client.execute(env=env)
     except CellExecutionError as error:

@@ -21,11 +21,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tensorbook.device import DeviceUnavailableError, choose_device
+from tensorbook.device import DeviceUnavailableError
+from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build import launch
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import (
-    DEVICE_VARIABLE,
     EDITIONS,
     JOBS,
     LANGUAGES,
@@ -36,6 +36,7 @@ from tensorbook_build.settings import (
     site_base_url,
 )
 from tensorbook_build.site import site_files, write_site_files
+from tensorbook_build.spec import BuildSpec, resolve_spec
 
 
 def _sphinx(builder: str, conf: Path, doctrees: Path, **settings: object) -> list[str]:
@@ -49,7 +50,7 @@ def sphinx_command(
     site: Path = LAYOUT.site,
     *,
     language: str = SOURCE_LANGUAGE,
-    device: str = "cpu",
+    spec: BuildSpec | None = None,
     docs: Path = LAYOUT.docs,
     conf: Path = LAYOUT.conf,
     extra: Sequence[str] = (),
@@ -57,20 +58,21 @@ def sphinx_command(
 ) -> list[str]:
     """The sphinx-build command line of one edition, into ``site/<language>``.
 
-    Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>``.
+    ``spec`` is what its pages execute with, resolved by the driver; without one, Sphinx
+    resolves it as a plain ``sphinx-build`` does (from ``-D tensorbook_device`` in
+    ``extra``). Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>``.
     """
     work = site.parent
     out = site / language if builder == "html" else work / builder / language
     doctrees = language if builder == "html" else f"{builder}-{language}"
+    given = {"tensorbook_spec": spec.to_json()} if spec is not None else {}
     command = _sphinx(
         builder,
         conf,
         work / "doctrees" / doctrees,
         language=language,
-        tensorbook_device=device,
-        tensorbook_src_dir=Layout(conf.parent).src,
         nb_execution_cache_path=work / ".jupyter_cache",
-        tensorbook_output_folder=work / "jupyter_execute" / language,
+        **given,
     )
     return [*command, "-j", str(JOBS), str(docs), str(out), *extra]
 
@@ -225,21 +227,26 @@ def build_site(
     site: Path = LAYOUT.site,
     languages: Sequence[str] | None = None,
     *,
-    device: str = "cpu",
+    device: str | None = "cpu",
     layout: Layout = LAYOUT,
     extra: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     capture: bool = False,
+    warm_kernels: bool = True,
 ) -> list[EditionBuild]:
     """Build the editions into ``site/<language>``, then the files around them.
 
-    With ``capture``, each edition's output is returned instead of printed. Stops at the
-    first edition that fails, and returns what was built, the failure last.
+    ``device`` is resolved once, into the spec every edition and kernel receives (``None``:
+    ``$TENSORBOOK_DEVICE``, else ``cpu``); ``warm_kernels=False`` starts each page's kernel
+    afresh. With ``capture``, each edition's output is returned instead of printed. Stops
+    at the first edition that fails, and returns what was built, the failure last.
 
     Raises
     ------
     ValueError
-        For a language the settings do not list.
+        For a language the settings do not list, or an unknown device.
+    DeviceUnavailableError
+        For a device this machine has not.
     """
     wanted = list(LANGUAGES) if languages is None else list(languages)
     unknown = [code for code in wanted if code not in LANGUAGES]
@@ -250,13 +257,16 @@ def build_site(
         )
         raise ValueError(msg)
     environment = {**os.environ, **(env or {})}
+    spec = resolve_spec(
+        device, given_by="--device", src=layout.src, work=site.parent, warm_kernels=warm_kernels
+    )
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
     running: list[_Started] = []
     with build_lock(site.parent), launch.Readiness() as ready:
 
         def start(code: str) -> list[EditionBuild]:
             command = sphinx_command(
-                site, language=code, device=device, docs=layout.docs, conf=layout.conf, extra=extra
+                site, language=code, spec=spec, docs=layout.docs, conf=layout.conf, extra=extra
             )
             stamp = site.parent / "fingerprints" / code
             fingerprint = edition_fingerprint(command, layout, code, environment)
@@ -342,10 +352,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--device", help=f"auto, cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else cpu)"
     )
+    parser.add_argument(
+        "--fresh-kernels", action="store_true", help="start each page's kernel afresh, unforked"
+    )
     args, extra = parser.parse_known_args(argv)
     try:
-        device = choose_device(args.device, given_by="--device", default="cpu").device
-        results = build_site(args.site, args.languages, device=device, extra=extra)
+        results = build_site(
+            args.site,
+            args.languages,
+            device=args.device,
+            extra=extra,
+            warm_kernels=not args.fresh_kernels,
+        )
     except KeyboardInterrupt:  # every process of the build has been stopped
         print("tensorbook_build: interrupted; no process of this build is left", file=sys.stderr)
         return 130

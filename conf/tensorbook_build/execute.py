@@ -1,4 +1,4 @@
-"""What a page's execution depends on, and the environment its kernel runs in.
+"""What a page's execution depends on: its code, and the modules it imports.
 
 jupyter-cache keys a notebook on its code alone, so each page gets a hidden cell
 (:func:`context_cell`) naming the device, torch and a hash of every module it imports.
@@ -9,41 +9,16 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import os
 import re
 from collections.abc import Container
 from functools import cache
 from pathlib import Path
-
-from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS
 
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _CODE_CELL = re.compile(
     r"^(?P<fence>`{3,}|~{3,})\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
     re.DOTALL | re.MULTILINE,
 )
-_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-def kernel_environment(device: str, src: Path) -> dict[str, str]:
-    """The kernels' variables: the device, ``src`` first on the path, one intra-op thread.
-
-    Examples
-    --------
-    >>> env = kernel_environment("cpu", Path("/book/src"))
-    >>> env["TENSORBOOK_DEVICE"], env["PYTHONPATH"].split(os.pathsep)[0], env["OMP_NUM_THREADS"]
-    ('cpu', '/book/src', '1')
-    """
-    src_path = str(src)
-    paths = [
-        src_path,
-        *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src_path),
-    ]
-    return {
-        DEVICE_VARIABLE: device,
-        "PYTHONPATH": os.pathsep.join(paths),
-        **dict.fromkeys(_THREAD_VARIABLES, str(KERNEL_THREADS)),
-    }
 
 
 def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:

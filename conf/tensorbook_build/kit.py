@@ -27,8 +27,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.ledger import COMPAT, FOLDER
-from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
+from tensorbook_build.settings import LAYOUT
 
 FAST_TIER = "not book and not browser and not slow and not pdf and not lighthouse"  # nox -s fast
 

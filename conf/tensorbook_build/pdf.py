@@ -20,6 +20,7 @@ from pathlib import Path
 from tensorbook_build.build import BuildBusyError, build_site, executed_pages, sphinx_command
 from tensorbook_build.provenance import SOURCES, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, pdf_name
+from tensorbook_build.spec import resolve_spec
 
 DEBIAN_PACKAGES = (
     "texlive-xetex",
@@ -80,8 +81,9 @@ def build_pdf(site: Path, language: str) -> Path:
         msg = f"no executed outputs in {cache}: build the site first (nox -s docs)"
         raise PdfError(msg)
     before = executed_pages(cache)
-    command = sphinx_command(site, language=language, builder="latex")
-    command += ["-D", "tensorbook_warm_kernels=0", "-q"]
+    # the site's spec (its device, cpu): its pages' cache keys, so nothing executes again
+    spec = resolve_spec("cpu", given_by="the PDF's build", work=work, warm_kernels=False)
+    command = sphinx_command(site, language=language, spec=spec, builder="latex", extra=["-q"])
     environment = {**os.environ, **_commit_environment()}
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
     if done.returncode != 0:

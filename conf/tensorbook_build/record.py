@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tensorbook.device import DeviceUnavailableError, choose_device
+from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.build import build_site
 from tensorbook_build.ledger import (
     FOLDER,
@@ -30,7 +31,7 @@ from tensorbook_build.ledger import (
     write_recording,
 )
 from tensorbook_build.provenance import SOURCES, source_commit
-from tensorbook_build.settings import DEVICE_VARIABLE, KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
+from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
 
 
 def capture_provenance(device: str, command: str) -> dict[str, Any]:

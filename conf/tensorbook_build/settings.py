@@ -21,9 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tensorbook import environment
-
-DEVICE_VARIABLE = environment.DEVICE_VARIABLE
 PROJECT = "tensorbook"
 
 

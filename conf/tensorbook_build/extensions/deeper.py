@@ -13,7 +13,7 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from tensorbook_build.extensions import folds
+from tensorbook_build.extensions import folds, hooks
 
 
 # docutils names its node classes in lower case; these follow it
@@ -54,5 +54,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     folds.add_node(app, deeper_end, ("</details>", ""), folds.LATEX_END)
     app.add_directive("deeper-start", DeeperStart)
     app.add_directive("deeper-end", DeeperEnd)
-    app.connect("doctree-read", _check_pairs)
+    hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

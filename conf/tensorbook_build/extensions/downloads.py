@@ -28,6 +28,7 @@ from tensorbook_build.downloads import (
     notebook_for,
     script_for,
 )
+from tensorbook_build.extensions import hooks
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 
 logger = logging.getLogger(__name__)
@@ -144,5 +145,5 @@ def _add_links(
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the header's links (extensions.finish writes the files they name)."""
-    app.connect("html-page-context", _add_links)
+    hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

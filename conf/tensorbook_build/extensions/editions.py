@@ -23,6 +23,7 @@ from sphinx.util import logging
 
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.catalogs import catalog_errors, translations
+from tensorbook_build.extensions import hooks
 from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, relative_root
 from tensorbook_build.upstream import chinese_search, docname_to_domain, extract_messages
@@ -205,8 +206,6 @@ def _on_html_page_context(
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the checks, the transform, the switcher's context and the base URL."""
     app.add_config_value("tensorbook_base_url", "", "html", types=(str,))
-    app.connect("config-inited", _on_config_inited)
+    hooks.connect(app, __name__)
     app.add_transform(UntranslatedMessages)
-    app.connect("doctree-resolved", _translate_outputs)
-    app.connect("html-page-context", _on_html_page_context)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,18 +14,15 @@ from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from tensorbook.device import DeviceUnavailableError, choose_device
-from tensorbook_build.execute import (
-    context_cell,
-    is_text_notebook,
-    kernel_environment,
-    page_hashes,
-)
+from tensorbook.device import DeviceUnavailableError
+from tensorbook_build.execute import context_cell, is_text_notebook, page_hashes
+from tensorbook_build.extensions import hooks
 from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
 from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.launch import say_ready
-from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
+from tensorbook_build.settings import SOURCE_LANGUAGE
+from tensorbook_build.spec import BuildSpec, read_spec, resolve_spec
 from tensorbook_build.upstream import (
     notebook_cache_path,
     patch_cache_truncation,
@@ -34,21 +31,26 @@ from tensorbook_build.upstream import (
 
 logger = logging.getLogger(__name__)
 _TORCH = importlib.metadata.version("torch")
+_FORK_SERVER = contextlib.ExitStack()  # the fork server this edition started, if any
 
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
-    # the driver gives the device resolved; sphinx-build -D may give it as typed
+    # the driver gives the spec resolved; a plain sphinx-build resolves it here, alike
     try:
-        device = choose_device(config.tensorbook_device, given_by="-D tensorbook_device").device
+        if config.tensorbook_spec:
+            spec = BuildSpec.from_json(config.tensorbook_spec)
+        else:
+            src = Path(app.confdir).parent / "src"
+            spec = resolve_spec(config.tensorbook_device, given_by="-D tensorbook_device", src=src)
     except (ValueError, DeviceUnavailableError) as error:
         stop(str(error))
-    config.tensorbook_device = device
-    os.environ.update(kernel_environment(device, Path(config.tensorbook_src_dir).resolve()))
+    config.tensorbook_spec = spec.to_json()
+    os.environ.update(spec.kernel_environment())
     specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
     )
-    logger.info("tensorbook: executing pages on %s with torch %s", device, _TORCH)
+    logger.info("tensorbook: executing pages on %s with torch %s", spec.device, spec.torch)
 
 
 def code_digest(package: Path) -> str:
@@ -64,11 +66,11 @@ def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     # editing a module re-reads, and so re-executes, only the pages that import it
     if not is_text_notebook(source[0]):
         return
-    hashes = page_hashes(source[0], Path(app.config.tensorbook_src_dir).resolve())
+    spec = read_spec(app.config.tensorbook_spec)
+    hashes = page_hashes(source[0], Path(spec.src))
     for path in hashes:
         app.env.note_dependency(str(path))
-    context = f"device {app.config.tensorbook_device}, torch {_TORCH}, {KERNEL_THREADS} threads"
-    source[0] += context_cell(context, dict(hashes.values()))
+    source[0] += context_cell(spec.context, dict(hashes.values()))
 
 
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -80,15 +82,20 @@ def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
 
     # Parallel readers (-j) would otherwise race to create the cache's tables.
     get_cache(notebook_cache_path(env)).list_cache_records()
-    if app.config.tensorbook_warm_kernels and app.config.language == SOURCE_LANGUAGE:
+    if (
+        read_spec(app.config.tensorbook_spec).warm_kernels
+        and app.config.language == SOURCE_LANGUAGE
+    ):
         # The fork server's one owner. Started before the readers fork, so that they
         # inherit where it listens; it imports while Sphinx reads, and a reader that asks
         # for a kernel first waits. Only an edition that reads pages starts one.
-        stack = contextlib.ExitStack()
-        socket = stack.enter_context(running(Path(app.srcdir), os.environ))
+        socket = _FORK_SERVER.enter_context(running(Path(app.srcdir), os.environ))
         os.environ[FORKSERVER_VARIABLE] = str(socket)
-        stack.callback(os.environ.pop, FORKSERVER_VARIABLE, None)
-        app.connect("build-finished", lambda *_: stack.close())
+        _FORK_SERVER.callback(os.environ.pop, FORKSERVER_VARIABLE, None)
+
+
+def _close_fork_server(_app: Sphinx, _exception: BaseException | None) -> None:
+    _FORK_SERVER.close()
 
 
 def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> None:
@@ -101,24 +108,19 @@ def _on_builder_inited(app: Sphinx) -> None:
     # a failed page's traceback, which MyST-NB saves there, must not be published later
     shutil.rmtree(Path(app.outdir, "reports"), ignore_errors=True)
     # MyST-NB writes executed notebooks beside the output folder, which is inside the site
-    if app.config.tensorbook_output_folder:
-        folder = str(Path(app.config.tensorbook_output_folder).resolve())
-        set_notebook_output_folder(app.env, folder)
+    work = read_spec(app.config.tensorbook_spec).work
+    if work:
+        folder = Path(work, "jupyter_execute", app.config.language)
+        set_notebook_output_folder(app.env, str(folder))
 
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the configuration values and handlers."""
-    app.add_config_value("tensorbook_device", "cpu", "env", types=[str])
-    app.add_config_value("tensorbook_src_dir", str(LAYOUT.src), "env", types=[str])
-    app.add_config_value("tensorbook_output_folder", "", "env", types=[str])
-    # 0 starts each kernel afresh, which gives the same pages (tests/test_book.py)
-    app.add_config_value("tensorbook_warm_kernels", True, "", types=[bool, int])
+    # what a plain sphinx-build asks for (a spec made by the driver is already resolved)
+    app.add_config_value("tensorbook_device", "cpu", "", types=[str])
+    app.add_config_value("tensorbook_spec", "", "env", types=[str])  # spec.BuildSpec, JSON
     patch_cache_truncation()
-    app.connect("config-inited", _on_config_inited)
-    app.connect("builder-inited", _on_builder_inited, priority=600)  # after MyST-NB's
-    app.connect("source-read", _on_source_read)
-    app.connect("env-before-read-docs", _on_before_read)
-    app.connect("env-updated", _on_env_updated)
+    hooks.connect(app, __name__)
     # a new torch, or an edit to the build's code, makes Sphinx read every page again
     build_code = code_digest(Path(__file__).resolve().parents[1])
     version = int(hashlib.sha256(f"{build_code} {_TORCH}".encode()).hexdigest()[:12], 16)

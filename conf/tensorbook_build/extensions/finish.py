@@ -12,6 +12,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from tensorbook_build.assets import purge
+from tensorbook_build.extensions import hooks
 from tensorbook_build.extensions.downloads import write_downloads
 from tensorbook_build.inline_css import inline_stylesheets
 from tensorbook_build.links import broken_links
@@ -50,7 +51,5 @@ def _finish(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the pipeline."""
-    app.connect("builder-inited", _forget_copied_stylesheet)
-    # after MyST-NB copies its stylesheet into the site (priority 500)
-    app.connect("build-finished", _finish, priority=900)
+    hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -15,6 +15,7 @@ from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from tensorbook_build.extensions import hooks
 from tensorbook_build.settings import SOURCE_LANGUAGE, edition
 
 LATIN_PUNCTUATION = r"""
@@ -69,6 +70,6 @@ class LiftChapters(SphinxPostTransform):
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Add to the preamble once the language is known; lift the chapters."""
-    app.connect("config-inited", _preamble, priority=900)  # after the language check
+    hooks.connect(app, __name__)
     app.add_post_transform(LiftChapters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,7 +7,6 @@ a diff), or stale. ``{build-status} pages`` and ``{build-status} torch``: the st
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import re
 import time
@@ -22,8 +21,9 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
-from tensorbook_build.extensions import folds
+from tensorbook_build.extensions import folds, hooks
 from tensorbook_build.settings import SOURCE_LANGUAGE
+from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import execution_record
 
 logger = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, 
     text = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
     cells = read_myst_markdown_notebook(text).cells
     codes = {i: cell.source for i, cell in enumerate(cells) if cell.cell_type == "code"}
-    return ledger.cell_keys(codes, Path(app.config.tensorbook_src_dir).resolve())
+    return ledger.cell_keys(codes, Path(read_spec(app.config.tensorbook_spec).src))
 
 
 def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
@@ -106,11 +106,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     for path in _files(app, docname):
         app.env.note_dependency(path)
     everyone = _recordings(app.srcdir, docname)
-    device, own = app.config.tensorbook_device, "cpu"
-    if everyone and device != "cpu":
-        import torch
-
-        own = ledger.device_kind("cuda", torch.cuda.get_device_name(torch.device(device)))
+    own = read_spec(app.config.tensorbook_spec).kind
     recordings = [r for r in everyone if r.kind != own]
     if not recordings:
         return
@@ -239,7 +235,8 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         return
     translate = get_translation("sphinx")
     env = app.env
-    ran_on = f"{app.config.tensorbook_device} · torch {importlib.metadata.version('torch')}"
+    spec = read_spec(app.config.tensorbook_spec)
+    ran_on = f"{spec.device} · torch {spec.torch}"
     rows: list[list[nodes.Node | str]] = []
     for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
         if "kernelspec" not in env.metadata.get(page, {}):
@@ -328,8 +325,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     skip = (folds.skip, None)
     app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
     app.add_directive("build-status", BuildStatus)
-    # before Sphinx's image collector (500), which then copies the recorded figures
-    app.connect("doctree-read", _show_recordings, priority=400)
-    app.connect("doctree-resolved", _fill_status)
-    app.connect("env-get-outdated", _outdated)
+    hooks.connect(app, __name__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,6 +12,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from tensorbook_build.execute import page_code
+from tensorbook_build.extensions import hooks
 from tensorbook_build.upstream import execution_record, patch_stream_coalescing
 
 logger = logging.getLogger(__name__)
@@ -93,5 +94,5 @@ def _report_failed_execution(app: Sphinx, doctree: nodes.document) -> None:
 def setup(app: Sphinx) -> dict[str, object]:
     """Replace MyST-NB's stream merging; report failed executions."""
     original = patch_stream_coalescing(lambda outputs: join_streams(outputs, original))
-    app.connect("doctree-read", _report_failed_execution)
+    hooks.connect(app, __name__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

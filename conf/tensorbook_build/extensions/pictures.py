@@ -19,6 +19,7 @@ from sphinx.locale import get_translation
 
 from tensorbook.draw.words import WORDS
 from tensorbook.wording import fill, parse
+from tensorbook_build.extensions import hooks
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.upstream import MimeData, NbElementRenderer
 
@@ -175,6 +176,6 @@ def _render_pictures(app: Sphinx, doctree: nodes.document, docname: str) -> None
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Translate and, for the PDF, redraw each picture once its page is resolved."""
-    app.connect("doctree-resolved", _render_pictures)
+    hooks.connect(app, __name__)
     app.add_latex_package("tikz")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -15,6 +15,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from tensorbook.wording import DEVICE_LINE, parse
+from tensorbook_build.extensions import hooks
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, report_url, source_commit
 from tensorbook_build.settings import pdf_name, relative_root
 
@@ -70,7 +71,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
     repository = os.environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
     app.add_config_value("tensorbook_repository", repository, "html", types=[str])
-    app.connect("config-inited", _on_config_inited)
-    app.connect("doctree-resolved", _note_device_line, priority=400)  # before editions'
-    app.connect("html-page-context", _on_html_page_context)
+    hooks.connect(app, __name__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

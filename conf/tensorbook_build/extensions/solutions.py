@@ -11,7 +11,7 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from tensorbook_build.extensions import folds
+from tensorbook_build.extensions import folds, hooks
 
 
 # docutils names its node classes in lower case; these follow it
@@ -56,5 +56,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     folds.add_node(app, solution_end, ("</details>", ""), folds.LATEX_END)
     app.add_directive("solution-start", SolutionStart)
     app.add_directive("solution-end", SolutionEnd)
-    app.connect("doctree-read", _check_pairs)
+    hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,85 @@
+"""The order of the adapters' work: every handler they connect to Sphinx, in one table.
+
+Sphinx calls an event's handlers by priority, lowest first (500 when none is given), and
+handlers of one priority in the order their extensions were loaded
+(``settings.EXTENSIONS``). ``HOOKS`` lists them in the order Sphinx calls them, each
+with why it runs there; each adapter's ``setup`` connects its own with :func:`connect`,
+and no adapter calls ``app.connect`` itself (tests/test_hooks.py checks both).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NamedTuple
+
+from sphinx.application import Sphinx
+
+DEFAULT = 500  # Sphinx's priority for a handler that names none
+
+
+class Hook(NamedTuple):
+    """One handler: its event, its priority, ``adapter.function``, and why it is there."""
+
+    event: str
+    priority: int
+    handler: str
+    why: str
+
+
+HOOKS = (
+    Hook("config-inited", DEFAULT, "execution._on_config_inited",
+         "the build spec (the driver's, or resolved here); the kernels' environment"),
+    Hook("config-inited", DEFAULT, "editions._on_config_inited",
+         "refuses an unknown language or missing catalogs; the edition's address"),
+    Hook("config-inited", DEFAULT, "provenance._on_config_inited",
+         "the commit and the PDF the footers name"),
+    Hook("config-inited", 900, "latex._preamble",
+         "after the language is checked: the PDF's words and punctuation for it"),
+    Hook("builder-inited", DEFAULT, "finish._forget_copied_stylesheet",
+         "MyST-NB's stylesheet is copied afresh, then purged with the others"),
+    Hook("builder-inited", 600, "execution._on_builder_inited",
+         "after MyST-NB's (500), whose output folder for notebooks it replaces"),
+    Hook("env-get-outdated", DEFAULT, "ledger._outdated",
+         "pages whose recordings changed, and the status page, are read again"),
+    Hook("env-before-read-docs", DEFAULT, "execution._on_before_read",
+         "the fork server starts before the readers fork, so they find it"),
+    Hook("source-read", DEFAULT, "execution._on_source_read",
+         "the hidden cell that keys a page's cache on its device and imports"),
+    Hook("doctree-read", 400, "ledger._show_recordings",
+         "before Sphinx's image collector (500), which then copies the recorded figures"),
+    Hook("doctree-read", DEFAULT, "outputs._report_failed_execution",
+         "names a failed page's cell and line once MyST-NB has executed it"),
+    Hook("doctree-read", DEFAULT, "solutions._check_pairs",
+         "every solution-start has its end"),
+    Hook("doctree-read", DEFAULT, "deeper._check_pairs",
+         "every deeper-start has its end"),
+    Hook("env-updated", DEFAULT, "execution._on_env_updated",
+         "every output is cached: tells the driver the translations may start"),
+    Hook("doctree-resolved", 400, "provenance._note_device_line",
+         "notes the device line in English, before editions translates it"),
+    Hook("doctree-resolved", DEFAULT, "editions._translate_outputs",
+         "the printed sentences an edition shows in its own words"),
+    Hook("doctree-resolved", DEFAULT, "pictures._render_pictures",
+         "each picture translated, and redrawn for the PDF"),
+    Hook("doctree-resolved", DEFAULT, "ledger._fill_status",
+         "the status page's tables, once every page was read"),
+    Hook("html-page-context", DEFAULT, "editions._on_html_page_context",
+         "the language switcher's links"),
+    Hook("html-page-context", DEFAULT, "downloads._add_links",
+         "the header's notebook and script links"),
+    Hook("html-page-context", DEFAULT, "provenance._on_html_page_context",
+         "the footer: version, commit, PDF, report link"),
+    Hook("build-finished", DEFAULT, "execution._close_fork_server",
+         "the fork server ends with the build that started it"),
+    Hook("build-finished", 900, "finish._finish",
+         "after MyST-NB copies its stylesheet (500): downloads, purged CSS, link check"),
+)  # fmt: skip
+
+
+def connect(app: Sphinx, module: str) -> None:
+    """Connect the handlers ``HOOKS`` lists for the adapter ``module`` (its ``__name__``)."""
+    adapter = module.rsplit(".", 1)[-1]
+    for hook in HOOKS:
+        name, function = hook.handler.split(".")
+        if name == adapter:
+            app.connect(hook.event, getattr(sys.modules[module], function), hook.priority)
