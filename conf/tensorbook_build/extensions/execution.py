@@ -9,18 +9,14 @@ import os
 import shutil
 from pathlib import Path
 
+from myst_nb.core.read import is_myst_markdown_notebook
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from tensorbook.device import DeviceUnavailableError, choose_device
-from tensorbook_build.execute import (
-    context_cell,
-    is_text_notebook,
-    kernel_environment,
-    page_hashes,
-)
+from tensorbook_build.execute import context_cell, kernel_environment, page_hashes, read_page
 from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
 from tensorbook_build.kernels import write_kernel_spec
@@ -62,9 +58,10 @@ def code_digest(package: Path) -> str:
 
 def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     # editing a module re-reads, and so re-executes, only the pages that import it
-    if not is_text_notebook(source[0]):
+    if not is_myst_markdown_notebook(source[0]):  # as MyST-NB decides whether to execute it
         return
-    hashes = page_hashes(source[0], Path(app.config.tensorbook_src_dir).resolve())
+    code = read_page(source[0]).code.values()
+    hashes = page_hashes(code, Path(app.config.tensorbook_src_dir).resolve())
     for path in hashes:
         app.env.note_dependency(str(path))
     context = f"device {app.config.tensorbook_device}, torch {_TORCH}, {KERNEL_THREADS} threads"
