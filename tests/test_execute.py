@@ -15,7 +15,7 @@ from tensorbook_build.build import build_lock, executed_pages, sphinx_command
 from tensorbook_build.execute import context_cell, page_dependencies, read_page
 from tensorbook_build.extensions.execution import code_digest
 from tensorbook_build.extensions.outputs import join_streams
-from tensorbook_build.settings import DEVICE_VARIABLE
+from tensorbook_build.settings import DEVICE_VARIABLE, LAYOUT
 from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
@@ -112,6 +112,21 @@ def test_fences_breaks_and_option_blocks_are_read_as_the_build_executes_them():
     assert raising.tags == ["raises-exception", "device-dependent"]
     assert raising.source == 'text = """\n```{code-cell}\n"""'
     assert page_dependencies(page.code.values(), SRC) == ["tensorbook", "tensorbook.seeding"]
+
+
+def test_no_other_module_of_the_build_reads_a_page():
+    """execute.read_page is the one reader of a page's cells: no other module parses a
+    page with MyST-NB, jupytext or a pattern of its own (jupytext only writes scripts)."""
+    package = LAYOUT.conf / "tensorbook_build"
+    readers = ("read_myst_markdown_notebook", "jupytext.read", "myst_to_notebook", "code-cell")
+    found = {
+        (path.relative_to(package).as_posix(), reader)
+        for path in package.rglob("*.py")
+        for reader in readers
+        if reader in path.read_text(encoding="utf-8")
+    }
+    # execute.py reads; its context_cell writes a code-cell
+    assert found == {("execute.py", "read_myst_markdown_notebook"), ("execute.py", "code-cell")}
 
 
 def test_dependencies_follow_imports_through_the_package():
