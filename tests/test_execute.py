@@ -13,9 +13,10 @@ import torch
 
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.build import build_lock, executed_pages, sphinx_command
-from tensorbook_build.execute import context_cell, page_code, page_dependencies
+from tensorbook_build.execute import context_cell, page_dependencies, read_page
 from tensorbook_build.extensions.execution import code_digest
 from tensorbook_build.extensions.outputs import join_streams
+from tensorbook_build.settings import LAYOUT
 from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
@@ -45,14 +46,93 @@ Prose.
 """
 
 
-def test_page_code_strips_cell_options():
-    source = PAGE.format(code="import os\nfrom tensorbook import page")
-    assert page_code(source) == ["\nimport os\nfrom tensorbook import page"]
+def test_a_page_is_read_as_myst_nb_reads_it_options_apart():
+    page = read_page(PAGE.format(code="import os\nfrom tensorbook import page"))
+    assert page.metadata["kernelspec"]["name"] == "python3"
+    assert [(c.index, c.kind, c.tags, c.line) for c in page.cells] == [
+        (0, "markdown", [], 8),
+        (1, "code", ["remove-input"], 13),
+        (2, "markdown", [], 17),
+    ]
+    assert page.code == {1: "import os\nfrom tensorbook import page"}
+
+
+TRICKY = '''---
+file_format: mystnb
+kernelspec:
+  name: python3
+---
+
+# Fences that are not cells
+
+````markdown
+```{code-cell} ipython3
+import tensorbook.speed
+```
+````
+
+```python
+import tensorbook.graph
+```
+
++++ {"note": "a break with metadata"}
+
+After the break.
+
+~~~{code-cell} ipython3
+---
+tags: [remove-cell]
+mystnb:
+  code_prompt_show: ""
+---
+from tensorbook import seeding
+~~~
+
+````{code-cell} ipython3
+:tags: [raises-exception, device-dependent]
+
+text = """
+```{code-cell}
+"""
+````
+'''
+
+
+def test_fences_breaks_and_option_blocks_are_read_as_the_build_executes_them():
+    """A code-cell inside another fence is prose; ``+++`` breaks a markdown cell, with
+    its metadata; a YAML block of options and short options are not code."""
+    page = read_page(TRICKY)
+    assert [c.kind for c in page.cells] == ["markdown", "markdown", "code", "code"]
+    assert "import tensorbook.speed" in page.cells[0].source
+    assert page.cells[1].metadata == {"note": "a break with metadata"}
+    assert page.cells[1].source == "After the break."
+    hidden, raising = page.cells[2], page.cells[3]
+    assert hidden.tags == ["remove-cell"]
+    assert hidden.source == "from tensorbook import seeding"
+    assert hidden.line == TRICKY.splitlines().index(hidden.source) + 1
+    assert raising.tags == ["raises-exception", "device-dependent"]
+    assert raising.source == 'text = """\n```{code-cell}\n"""'
+    assert page_dependencies(page.code.values(), SRC) == ["tensorbook", "tensorbook.seeding"]
+
+
+def test_no_other_module_of_the_build_reads_a_page():
+    """execute.read_page is the one reader of a page's cells: no other module parses a
+    page with MyST-NB, jupytext or a pattern of its own (jupytext only writes scripts)."""
+    package = LAYOUT.conf / "tensorbook_build"
+    readers = ("read_myst_markdown_notebook", "jupytext.read", "myst_to_notebook", "code-cell")
+    found = {
+        (path.relative_to(package).as_posix(), reader)
+        for path in package.rglob("*.py")
+        for reader in readers
+        if reader in path.read_text(encoding="utf-8")
+    }
+    # execute.py reads; its context_cell writes a code-cell
+    assert found == {("execute.py", "read_myst_markdown_notebook"), ("execute.py", "code-cell")}
 
 
 def test_dependencies_follow_imports_through_the_package():
-    source = PAGE.format(code="from tensorbook import page\n%matplotlib inline")
-    assert page_dependencies(source, SRC) == [
+    code = read_page(PAGE.format(code="from tensorbook import page\n%matplotlib inline")).code
+    assert page_dependencies(code.values(), SRC) == [
         "tensorbook",
         "tensorbook.device",
         "tensorbook.environment",
@@ -63,8 +143,8 @@ def test_dependencies_follow_imports_through_the_package():
 
 
 def test_dependencies_of_the_network_chapter_include_its_programs():
-    source = (ROOT / "docs" / "autograd_network.md").read_text(encoding="utf-8")
-    deps = page_dependencies(source, SRC)
+    page = read_page((ROOT / "docs" / "autograd_network.md").read_text(encoding="utf-8"))
+    deps = page_dependencies(page.code.values(), SRC)
     programs = ("custom_relu", "nn_net", "autograd_net", "module_net", "compare", "graph")
     for module in (*programs, "losslog", "problem", "plots"):
         assert f"tensorbook.{module}" in deps
@@ -72,8 +152,8 @@ def test_dependencies_of_the_network_chapter_include_its_programs():
 
 
 def test_a_page_that_draws_plots_does_not_depend_on_every_network():
-    source = (ROOT / "docs" / "warmup_numpy.md").read_text(encoding="utf-8")
-    deps = page_dependencies(source, SRC)
+    page = read_page((ROOT / "docs" / "warmup_numpy.md").read_text(encoding="utf-8"))
+    deps = page_dependencies(page.code.values(), SRC)
     assert "tensorbook.numpy_net" in deps
     assert "tensorbook.custom_relu" not in deps
 

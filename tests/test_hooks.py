@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from operator import attrgetter
 
 import pytest
@@ -11,24 +12,16 @@ from sphinx.events import core_events
 
 from tensorbook_build.extensions.hooks import HOOKS
 from tensorbook_build.settings import LAYOUT
+from tests.support.sphinx_app import configured_sphinx
 
 ADAPTERS = LAYOUT.conf / "tensorbook_build" / "extensions"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory) -> Sphinx:
+def app(tmp_path_factory) -> Iterator[Sphinx]:
     """Sphinx with the book's configuration, set up and not built: its handlers connected."""
-    root = tmp_path_factory.mktemp("hooks")
-    (root / "docs").mkdir()
-    return Sphinx(
-        srcdir=root / "docs",
-        confdir=LAYOUT.conf,
-        outdir=root / "html",
-        doctreedir=root / "doctrees",
-        buildername="html",
-        status=None,
-        warning=None,
-    )
+    with configured_sphinx(tmp_path_factory.mktemp("hooks")) as configured:
+        yield configured
 
 
 def _connected(app: Sphinx, event: str) -> list[tuple[str, int]]:

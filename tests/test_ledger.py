@@ -16,6 +16,7 @@ import nbformat
 import pytest
 
 from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
+from tensorbook_build.execute import Cell, read_page
 from tensorbook_build.kit import add_result, run_kit
 from tensorbook_build.ledger import (
     TAG,
@@ -186,23 +187,26 @@ def test_the_device_line_is_left_out_of_the_mark_check(tmp_path):
 
 def test_a_build_check_becomes_a_verdict_that_never_raises(capsys):
     code = "ratios = [0.23, 1.69]\nassert all(1 / 3 < r < 3 for r in ratios), ratios"
-    assert is_build_check({"cell_type": "code", "source": code,
-                           "metadata": {"tags": ["remove-cell"]}})  # fmt: skip
+    assert is_build_check(Cell(0, "code", code, {"tags": ["remove-cell"]}, 1))
     exec(verdict_code(code, "torch cpu: 0.7x NumPy", WORDS), {})  # noqa: S102
     assert capsys.readouterr().out == "Book:\ntorch cpu: 0.7x NumPy\nFails here:\n[0.23, 1.69]\n"
     exec(verdict_code("assert True", "", WORDS), {})  # noqa: S102
     assert capsys.readouterr().out.endswith("Holds here.\n")
 
 
+def _page(name: str):
+    return read_page((ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8"))
+
+
 def test_the_speed_page_s_checks_are_verdicts_and_solutions_stay_checked():
-    notebook = notebook_for(ROOT / "docs" / "speed.md", "intro", verdict_words=WORDS)
+    notebook = notebook_for(_page("speed"), "intro", verdict_words=WORDS)
     code = [c.source for c in notebook.cells if c.cell_type == "code"]
     check = next(c for c in code if "1 / 3 < r < 3" in c)
     assert "except AssertionError as error:" in check
     solutions = [c for c in code if "207_872_000" in c or ("aten::nonzero" in c and "def " in c)]
     assert solutions
     assert all("except AssertionError" not in c for c in solutions)
-    cuda = notebook_for(ROOT / "docs" / "cuda.md", "intro", verdict_words=WORDS)
+    cuda = notebook_for(_page("cuda"), "intro", verdict_words=WORDS)
     layer = next(c.source for c in cuda.cells if "def layer(x: torch.Tensor)" in c.source)
     assert layer.lstrip().startswith("def layer"), "a solution's check must stay a check"
 

@@ -14,9 +14,9 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from myst_nb.core.read import read_myst_markdown_notebook
 
 from tensorbook_build.build import sphinx_command
+from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import TAG, cell_keys, write_recording
 from tests.support.book import (
     CHAPTERS,
@@ -47,13 +47,11 @@ PROVENANCE = {
 
 def _synthetic_recording(tree: Path) -> None:
     """A recording of cuda.md as if a GPU had run it: every marked cell says so."""
-    text = (tree / "docs" / "cuda.md").read_text(encoding="utf-8")
-    cells = read_myst_markdown_notebook(text).cells
-    codes = {i: c.source for i, c in enumerate(cells) if c.cell_type == "code"}
+    page = read_page((tree / "docs" / "cuda.md").read_text(encoding="utf-8"))
     records = []
-    for index, (source, mods) in cell_keys(codes, tree / "src").items():
-        code = codes[index]
-        marked = TAG in cells[index].metadata.get("tags", [])
+    for index, (source, mods) in cell_keys(page.code, tree / "src").items():
+        code = page.code[index]
+        marked = TAG in page.cells[index].tags
         # the one-liner prints the device: "cpu" here, as on this build, so "the same"
         printed = "cpu" if code.strip().endswith("print(chosen)") else f"on {LABEL}, cell {index}"
         records.append(
@@ -98,8 +96,8 @@ def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, 
     tree, build, _ = ledger_book
     html = page(build, "cuda", language)
     folds = _folds(html)
-    marked = read_myst_markdown_notebook((tree / "docs" / "cuda.md").read_text()).cells
-    shown = [c for c in marked if TAG in c.metadata.get("tags", [])]
+    cells = read_page((tree / "docs" / "cuda.md").read_text(encoding="utf-8")).cells
+    shown = [c for c in cells if TAG in c.tags]
     assert len(folds) == len(shown)
     words = "录制于" if language != SOURCE_LANGUAGE else "recorded on"
     for fold in folds:

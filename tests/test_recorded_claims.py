@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 
 import pytest
-from myst_nb.core.read import read_myst_markdown_notebook
 
+from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import FOLDER, page_recordings, source_hash
 from tests.support.book import ROOT
 
@@ -21,10 +21,8 @@ RECORDED = ROOT / "docs" / FOLDER
 
 def _cell(page: str, marker: str) -> tuple[int, str]:
     """The index and code of the page's one code cell whose code holds ``marker``."""
-    cells = read_myst_markdown_notebook((ROOT / "docs" / f"{page}.md").read_text("utf-8")).cells
-    (found,) = [
-        (i, c.source) for i, c in enumerate(cells) if c.cell_type == "code" and marker in c.source
-    ]
+    code = read_page((ROOT / "docs" / f"{page}.md").read_text("utf-8")).code
+    (found,) = [(index, source) for index, source in code.items() if marker in source]
     return found
 
 

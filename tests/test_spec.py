@@ -7,37 +7,23 @@ import json
 
 import pytest
 import torch
-from sphinx.application import Sphinx
 
 from tensorbook.device import DeviceUnavailableError
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.spec import BuildSpec, resolve_spec
-
-
-def _sphinx(root, **overrides) -> Sphinx:
-    (root / "docs").mkdir(exist_ok=True)
-    return Sphinx(
-        srcdir=root / "docs",
-        confdir=LAYOUT.conf,
-        outdir=root / "html",
-        doctreedir=root / "doctrees",
-        buildername="html",
-        confoverrides=overrides,
-        status=None,
-        warning=None,
-    )
+from tests.support.sphinx_app import configured_sphinx
 
 
 def test_sphinx_takes_the_driver_s_spec_as_given(tmp_path):
     # a kind no CPU would resolve to: had Sphinx resolved the device again, it would say cpu
     given = dataclasses.replace(resolve_spec("cpu", given_by="test"), kind="nvidia-h200")
-    app = _sphinx(tmp_path, tensorbook_spec=given.to_json())
-    assert BuildSpec.from_json(app.config.tensorbook_spec) == given
+    with configured_sphinx(tmp_path, tensorbook_spec=given.to_json()) as app:
+        assert BuildSpec.from_json(app.config.tensorbook_spec) == given
 
 
 def test_a_plain_sphinx_build_resolves_the_spec_with_the_driver_s_function(tmp_path):
-    app = _sphinx(tmp_path, tensorbook_device="cpu")
-    made = BuildSpec.from_json(app.config.tensorbook_spec)
+    with configured_sphinx(tmp_path, tensorbook_device="cpu") as app:
+        made = BuildSpec.from_json(app.config.tensorbook_spec)
     assert made == resolve_spec("cpu", given_by="test", src=LAYOUT.src)
 
 

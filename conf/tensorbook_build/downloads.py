@@ -1,7 +1,8 @@
 """Each chapter as a notebook (.ipynb) and a script (.py), made from its page.
 
-The page's own MyST source is read with jupytext, so the downloads hold exactly the
-code the page ran, after a first cell that installs the package the code imports.
+The page is read as the build reads it to execute it (:mod:`tensorbook_build.execute`), so
+the downloads hold exactly the code the page ran, after a first cell that installs the
+package the code imports.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ import ast
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 import jupytext
 import nbformat
+
+from tensorbook_build.execute import Cell, Page
 
 FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
@@ -23,21 +24,20 @@ DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without im
 HIDDEN = "remove-cell"
 
 
-def is_build_check(cell: Mapping[str, Any]) -> bool:
+def is_build_check(cell: Cell) -> bool:
     """Whether a cell checks the page's claim on the build's machine.
 
     It is a hidden (``remove-cell``) or ``device-dependent`` code cell that asserts.
 
     Examples
     --------
-    >>> is_build_check({"cell_type": "code", "source": "assert 1 < 2", "metadata": {}})
+    >>> is_build_check(Cell(0, "code", "assert 1 < 2", {}, 1))
     False
     """
-    tags = cell.get("metadata", {}).get("tags", [])
-    if cell.get("cell_type") != "code" or not {HIDDEN, DEVICE_DEPENDENT} & set(tags):
+    if cell.kind != "code" or not {HIDDEN, DEVICE_DEPENDENT} & set(cell.tags):
         return False
     try:
-        tree = ast.parse(str(cell.get("source", "")))
+        tree = ast.parse(cell.source)
     except SyntaxError:
         return False
     return any(isinstance(node, ast.Assert) for node in ast.walk(tree))
@@ -193,7 +193,7 @@ def install_code(wheel_url: str, version: str) -> str:
 
 
 def comparison_cells(
-    page: nbformat.NotebookNode, book: Sequence[str], words: tuple[str, str]
+    page: Sequence[Cell], book: Sequence[str], words: tuple[str, str]
 ) -> list[nbformat.NotebookNode]:
     """The closing cells that set the book's figures beside the reader's own.
 
@@ -204,13 +204,12 @@ def comparison_cells(
 
     Examples
     --------
-    >>> page = nbformat.v4.new_notebook(cells=[
-    ...     nbformat.v4.new_code_cell("print(2 + 2)", metadata={"tags": [COMPARE]})])
+    >>> page = [Cell(0, "code", "print(2 + 2)", {"tags": [COMPARE]}, 1)]
     >>> cells = comparison_cells(page, ["Executed on CPU", "4"], ("A", "B"))
     >>> [c.source if c.cell_type == "markdown" else c.source.splitlines()[-1] for c in cells]
     ['A', 'print(BOOK.strip())', 'B', 'print(2 + 2)']
     """
-    compared = [c for c in page.cells if COMPARE in c.metadata.get("tags", [])]
+    compared = [c for c in page if COMPARE in c.tags]
     if not compared:
         return []
     before, after = words
@@ -294,7 +293,7 @@ def _translate_line(line: str, messages: dict[str, str]) -> str:
 
 
 def notebook_for(
-    source: Path,
+    page: Page,
     intro: str,
     messages: dict[str, str] | None = None,
     *,
@@ -309,34 +308,26 @@ def notebook_for(
     becomes a verdict, with what the book printed before it from ``checks`` (keyed by
     the check's stripped source).
     """
-    notebook: nbformat.NotebookNode = jupytext.read(source, fmt="md:myst")
-    in_solution = False  # an exercise's solution stays checked, as the page checks it
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            if "{solution-start}" in cell.source or "{solution-end}" in cell.source:
-                in_solution = cell.source.rfind("{solution-start}") > cell.source.rfind(
-                    "{solution-end}"
-                )
-            if messages:
-                cell.source = translate_markdown(cell.source, messages)
-        elif verdict_words is not None and not in_solution and is_build_check(cell):
-            book = (checks or {}).get(cell.source.strip(), "")
-            cell.source = verdict_code(cell.source, book, verdict_words)
-    for key in ("jupytext", "mystnb", "file_format"):
-        notebook.metadata.pop(key, None)
-    opening = [nbformat.v4.new_markdown_cell(intro)]
+    cells = [nbformat.v4.new_markdown_cell(intro)]
     if install:
-        opening.append(nbformat.v4.new_code_cell(install))
-    notebook.cells[:0] = opening
-    notebook.cells.extend(closing)
-    # the page's title is in the first cell now; leave it out of the page's own text
-    for cell in notebook.cells[len(opening) :]:
-        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("# "):
-            lines = cell.source.lstrip().split("\n", 1)
-            cell.source = lines[1].lstrip("\n") if len(lines) > 1 else ""
-            break
-    notebook.cells = [c for c in notebook.cells if c.source.strip()]
-    notebook.nbformat, notebook.nbformat_minor = 4, 5
+        cells.append(nbformat.v4.new_code_cell(install))
+    in_solution = False  # an exercise's solution stays checked, as the page checks it
+    titled = False  # the page's title is in the intro, the first cell: not in the page's text
+    for cell in page.cells:
+        text = cell.source
+        if cell.kind == "markdown":
+            if "{solution-start}" in text or "{solution-end}" in text:
+                in_solution = text.rfind("{solution-start}") > text.rfind("{solution-end}")
+            if messages:
+                text = translate_markdown(text, messages)
+            if not titled and text.lstrip().startswith("# "):
+                text, titled = text.lstrip().partition("\n")[2].lstrip("\n"), True
+        elif verdict_words is not None and not in_solution and is_build_check(cell):
+            text = verdict_code(text, (checks or {}).get(text.strip(), ""), verdict_words)
+        cells.append(getattr(nbformat.v4, f"new_{cell.kind}_cell")(text, metadata=cell.metadata))
+    metadata = {k: v for k, v in page.metadata.items() if k not in ("mystnb", "file_format")}
+    kept = [c for c in [*cells, *closing] if c.source.strip()]
+    notebook: nbformat.NotebookNode = nbformat.v4.new_notebook(cells=kept, metadata=metadata)
     for number, cell in enumerate(notebook.cells):
         cell.id = f"cell-{number}"  # numbered, so that two builds write the same file
     nbformat.validate(notebook)

@@ -1,4 +1,4 @@
-"""What a page's execution depends on: its code, and the modules it imports.
+"""A page's cells (:func:`read_page`), and what its execution depends on.
 
 jupyter-cache keys a notebook on its code alone, so each page gets a hidden cell
 (:func:`context_cell`) naming the device, torch and a hash of every module it imports.
@@ -9,16 +9,13 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
-_CODE_CELL = re.compile(
-    r"^(?P<fence>`{3,}|~{3,})\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
-    re.DOTALL | re.MULTILINE,
-)
+from myst_nb.core.read import read_myst_markdown_notebook  # documented: MyST-NB's Python API
 
 
 def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
@@ -62,18 +59,49 @@ def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
     return graph
 
 
-def page_code(source: str) -> list[str]:
-    """The code of each ``code-cell`` of a MyST-NB page, without its option lines."""
-    cells = []
-    for match in _CODE_CELL.finditer(source):
-        lines = match.group("body").splitlines()
-        if lines and lines[0].strip() == "---":  # a YAML block of options
-            end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
-            lines = lines[end + 1 :]
-        while lines and lines[0].startswith(":"):  # short-form options such as :tags:
-            lines = lines[1:]
-        cells.append("\n".join(lines))
-    return cells
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a page, as MyST-NB reads it: the only reading the build makes."""
+
+    index: int  # in the page's notebook, markdown cells counted (MyST-NB's cell_index)
+    kind: str  # nbformat's cell_type: "code", "markdown" or "raw"
+    source: str  # a code cell's without its options
+    metadata: dict[str, Any]  # a code cell's options (:tags: ...), a markdown cell's +++ {...}
+    line: int  # the page's line, counted from 1, of the source's first line that is not blank
+
+    @property
+    def tags(self) -> list[str]:
+        """Its ``tags`` option."""
+        return list(self.metadata.get("tags", []))
+
+
+@dataclass(frozen=True)
+class Page:
+    """A MyST-NB page: its front matter and its cells."""
+
+    metadata: dict[str, Any]
+    cells: tuple[Cell, ...]
+
+    @property
+    def code(self) -> dict[int, str]:
+        """Each code cell's source, by its index."""
+        return {cell.index: cell.source for cell in self.cells if cell.kind == "code"}
+
+
+def read_page(text: str) -> Page:
+    r"""A page's text as MyST-NB reads it to execute it, for every part of the build.
+
+    >>> page = read_page("# A\n\n```{code-cell} ipython3\n:tags: [hide-input]\n\n1 + 1\n```\n")
+    >>> [(c.index, c.kind, c.source, c.tags, c.line) for c in page.cells]
+    [(0, 'markdown', '# A', [], 1), (1, 'code', '1 + 1', ['hide-input'], 6)]
+    """
+    notebook = read_myst_markdown_notebook(text, add_source_map=True)
+    starts, lines, cells = notebook.metadata.pop("source_map"), text.splitlines(), []
+    for index, (c, start) in enumerate(zip(notebook.cells, starts, strict=True)):
+        body = c.source.strip("\n").split("\n")  # found in the page from where it starts
+        found = (n for n in range(start, len(lines)) if lines[n : n + len(body)] == body)
+        cells.append(Cell(index, c.cell_type, c.source, dict(c.metadata), next(found, start) + 1))
+    return Page(dict(notebook.metadata), tuple(cells))
 
 
 def _parse_cell(code: str) -> ast.AST | None:
@@ -85,12 +113,12 @@ def _parse_cell(code: str) -> ast.AST | None:
     return None
 
 
-def page_dependencies(source: str, src_dir: Path) -> list[str]:
-    """Every package module that the page's code imports, directly or not, sorted."""
+def page_dependencies(code: Iterable[str], src_dir: Path) -> list[str]:
+    """Every package module that the cells' ``code`` imports, directly or not, sorted."""
     graph = _module_dependencies(src_dir)  # each module's, its parent packages included
     pending = set()
-    for code in page_code(source):
-        tree = _parse_cell(code)
+    for code_cell in code:
+        tree = _parse_cell(code_cell)
         if tree is not None:
             pending |= _imported_modules(tree, graph)
     closure: set[str] = set()
@@ -107,19 +135,13 @@ def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def page_hashes(source: str, src_dir: Path) -> dict[Path, tuple[str, str]]:
-    """For each module the page depends on: its file, its dotted name and its hash."""
+def page_hashes(code: Iterable[str], src_dir: Path) -> dict[Path, tuple[str, str]]:
+    """For each module the cells' ``code`` depends on: its file, dotted name and hash."""
     modules = package_modules(src_dir)
     return {
         modules[name]: (name, _file_hash(modules[name]))
-        for name in page_dependencies(source, src_dir)
+        for name in page_dependencies(code, src_dir)
     }
-
-
-def is_text_notebook(source: str) -> bool:
-    """Whether a page is a MyST-NB notebook (``file_format: mystnb`` in its front matter)."""
-    front = _FRONT_MATTER.match(source)
-    return bool(front and re.search(r"^file_format:\s*mystnb\s*$", front[1], re.MULTILINE))
 
 
 def context_cell(context: str, hashes: dict[str, str]) -> str:

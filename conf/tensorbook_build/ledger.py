@@ -121,11 +121,11 @@ def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, d
     """
     from tensorbook_build.execute import page_hashes
 
-    keys, page = {}, ""
-    for index, code in codes.items():
-        page += f"```{{code-cell}} ipython3\n{code}\n```\n"
-        keys[index] = (source_hash(code), dict(page_hashes(page, src_dir).values()))
-    return keys
+    sources = list(codes.values())  # each cell's modules: those of the code up to it
+    return {
+        index: (source_hash(code), dict(page_hashes(sources[: n + 1], src_dir).values()))
+        for n, (index, code) in enumerate(codes.items())
+    }
 
 
 def recording_from_notebook(

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import jupytext
 import nbformat
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -28,6 +27,7 @@ from tensorbook_build.downloads import (
     notebook_for,
     script_for,
 )
+from tensorbook_build.execute import Page, read_page
 from tensorbook_build.extensions import hooks
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 
@@ -66,14 +66,14 @@ def write_downloads(app: Sphinx) -> None:
             for directory in reversed(app.config.locale_dirs):  # the first one wins
                 po_path = Path(app.srcdir, directory, language, "LC_MESSAGES", f"{docname}.po")
                 messages |= translations(po_path)
-        source = Path(app.env.doc2path(docname))
+        page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
         notebook = notebook_for(
-            source,
+            page,
             app.builder.templates.render("downloads-intro.html", {"title": title, **site}).strip(),
             messages,
             install=install,
-            closing=_closing(app, docname, source, (words["before"], words["after"])),
-            checks=_book_figures_before_checks(app, docname, source),
+            closing=_closing(app, docname, page, (words["before"], words["after"])),
+            checks=_book_figures_before_checks(app, docname, page),
             verdict_words=words,
         )
         name = download_name(docname)
@@ -90,30 +90,26 @@ def _printed(cell: nodes.Element) -> str:
     )
 
 
-def _book_figures_before_checks(app: Sphinx, docname: str, source: Path) -> dict[str, str]:
+def _book_figures_before_checks(app: Sphinx, docname: str, page: Page) -> dict[str, str]:
     """For each build check of a page, what the book printed: in it, else in the cell before."""
-    from myst_nb.core.read import read_myst_markdown_notebook
-
-    cells = read_myst_markdown_notebook(source.read_text(encoding="utf-8")).cells
     printed = {
         node["cell_index"]: _printed(node)
         for node in app.env.get_doctree(docname).findall(nodes.container)
         if node.get("nb_element") == "cell_code"
     }
     figures = {}
-    for index, cell in enumerate(cells):
+    for cell in page.cells:
         if is_build_check(cell):
-            before = [text for i, text in sorted(printed.items()) if i <= index and text]
+            before = [text for i, text in sorted(printed.items()) if i <= cell.index and text]
             figures[cell.source.strip()] = before[-1] if before else ""
     return figures
 
 
 def _closing(
-    app: Sphinx, docname: str, source: Path, words: tuple[str, str]
+    app: Sphinx, docname: str, page: Page, words: tuple[str, str]
 ) -> list[nbformat.NotebookNode]:
     """The cells that end a page's download: its figures beside the reader's, if any."""
-    page = jupytext.read(source, fmt="md:myst")
-    tagged = sum(COMPARE in c.metadata.get("tags", []) for c in page.cells)
+    tagged = sum(COMPARE in c.tags for c in page.cells)
     if not tagged:
         return []
     # the page as the source edition's build executed it (outputs are not translated)
@@ -128,7 +124,7 @@ def _closing(
         message = "a cell tagged %s printed nothing for the download to compare"
         logger.error(message, COMPARE, location=docname, type="tensorbook", subtype="downloads")
         return []
-    return comparison_cells(page, [device_line, *compared], words)
+    return comparison_cells(page.cells, [device_line, *compared], words)
 
 
 def _add_links(

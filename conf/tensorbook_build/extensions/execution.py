@@ -9,13 +9,14 @@ import os
 import shutil
 from pathlib import Path
 
+from myst_nb.core.read import is_myst_markdown_notebook
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from tensorbook.device import DeviceUnavailableError
-from tensorbook_build.execute import context_cell, is_text_notebook, page_hashes
+from tensorbook_build.execute import context_cell, page_hashes, read_page
 from tensorbook_build.extensions import hooks
 from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
@@ -64,10 +65,10 @@ def code_digest(package: Path) -> str:
 
 def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     # editing a module re-reads, and so re-executes, only the pages that import it
-    if not is_text_notebook(source[0]):
+    if not is_myst_markdown_notebook(source[0]):  # as MyST-NB decides whether to execute it
         return
     spec = read_spec(app.config.tensorbook_spec)
-    hashes = page_hashes(source[0], Path(spec.src))
+    hashes = page_hashes(read_page(source[0]).code.values(), Path(spec.src))
     for path in hashes:
         app.env.note_dependency(str(path))
     source[0] += context_cell(spec.context, dict(hashes.values()))

@@ -21,6 +21,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
+from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
@@ -91,12 +92,8 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
 
 def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
     """:func:`~tensorbook_build.ledger.cell_keys` of the page as it is now."""
-    from myst_nb.core.read import read_myst_markdown_notebook
-
-    text = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
-    cells = read_myst_markdown_notebook(text).cells
-    codes = {i: cell.source for i, cell in enumerate(cells) if cell.cell_type == "code"}
-    return ledger.cell_keys(codes, Path(read_spec(app.config.tensorbook_spec).src))
+    page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
+    return ledger.cell_keys(page.code, Path(read_spec(app.config.tensorbook_spec).src))
 
 
 def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:

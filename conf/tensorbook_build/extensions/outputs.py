@@ -11,7 +11,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from tensorbook_build.execute import page_code
+from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import hooks
 from tensorbook_build.upstream import execution_record, patch_stream_coalescing
 
@@ -54,13 +54,9 @@ def describe_failure(page: str, source: str, error: str, traceback: str) -> str:
     message = "\n".join(frames[first:]).partition(": ")[2]
     parts = _RULE.split(message)
     cell = parts[1].strip("\n") if len(parts) >= 3 else ""
-    where = "a code cell"
-    if cell:
-        numbers = [i for i, code in enumerate(page_code(source), 1) if code.strip() == cell.strip()]
-        offset = source.find(cell)
-        line = source.count("\n", 0, offset) + 1 if offset >= 0 else None
-        if numbers:
-            where = f"code cell {numbers[0]}" + (f" (line {line})" if line else "")
+    code = [c for c in read_page(source).cells if c.kind == "code"] if cell else []
+    found = [(n, c.line) for n, c in enumerate(code, 1) if c.source.strip() == cell.strip()]
+    where = "code cell {} (line {})".format(*found[0]) if found else "a code cell"
     quoted = "\n".join(f"    {line}" for line in cell.splitlines())
     timeout = _TIMEOUT.search(message)
     if error == "CellTimeoutError" and timeout:

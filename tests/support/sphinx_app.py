@@ -1,0 +1,46 @@
+"""Sphinx set up with the book's configuration, in the test's own process, not built."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+
+from tensorbook_build.settings import LAYOUT
+
+
+@contextlib.contextmanager
+def configured_sphinx(root: Path, **overrides: Any) -> Iterator[Sphinx]:
+    """Sphinx on an empty ``root/docs``, every handler connected, ``overrides`` as ``-D``.
+
+    Sphinx sets up the ``sphinx`` logger for its application (its handlers, and records
+    rewritten to ``ERROR: ... [type]``), and the execution adapter sets the kernels'
+    variables in ``os.environ``: both are put back as they were, so that a later test
+    runs as it would without this one.
+    """
+    environ = dict(os.environ)
+    logger = logging.getLogger("sphinx")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    (root / "docs").mkdir(parents=True, exist_ok=True)
+    try:
+        yield Sphinx(
+            srcdir=root / "docs",
+            confdir=LAYOUT.conf,
+            outdir=root / "html",
+            doctreedir=root / "doctrees",
+            buildername="html",
+            confoverrides=overrides,
+            status=None,
+            warning=None,
+        )
+    finally:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+        logger.propagate = propagate
+        os.environ.clear()
+        os.environ.update(environ)
