@@ -18,6 +18,7 @@ from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn
 
 from tensorbook_build import upstream
+from tensorbook_build.extensions import steady
 from tensorbook_build.settings import LAYOUT
 
 
@@ -55,6 +56,14 @@ def test_nothing_else_in_the_build_imports_a_private_name():
         or f"import {module}\n" in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def test_the_folders_the_extensions_append_are_where_the_steady_adapter_adds_them():
+    """extensions.steady adds the themes' and copybutton's folders before they do; a
+    folder that moved would be added for nothing (the book test then sees a change)."""
+    for name, folders in steady.appended_later().items():
+        for folder in folders:
+            assert Path(folder).is_dir(), f"{name}: {folder}"
 
 
 def test_the_theme_still_ships_the_macros_our_template_wraps():
