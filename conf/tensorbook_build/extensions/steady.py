@@ -7,13 +7,20 @@ changes later, as the builder starts, differs there on every build: Sphinx then 
 "The configuration has changed" after any edit, naming options nobody changed.
 ``conf.py`` therefore gives the values the extensions would set (the theme's permalink
 icon, source-link suffix, icon links and logo, the priority Sphinx gives its stylesheet)
-and turns off MyST's MathJax settings (the math is MathML). Two lists are appended to
-rather than set, and that is this adapter's part: the themes add their components'
-templates to ``templates_path`` when the HTML builder loads them, and sphinx-copybutton
-adds its static folder to ``html_static_path`` once the builder has started. The adapter
-adds both before Sphinx compares, in the order the extensions add them, and removes the
-second copy once they have. ``tests/test_book.py`` rebuilds after a prose edit and
-checks that Sphinx reports no change.
+and turns off MyST's MathJax settings (the math is MathML). Two lists are appended to,
+and they are this adapter's part:
+
+- the themes add their components' folders to ``templates_path`` as the HTML builder
+  loads them, and the builder makes its template loader from the list then. Once it
+  has, the list is given back the folders it began with: the loader keeps the themes'
+  (and the catalogs' extraction, which reads every template the list names, never
+  sees them, in a build that loads no theme);
+- sphinx-copybutton adds its static folder to ``html_static_path`` once the builder has
+  started, and the list is read when the pages are written. The adapter adds the folder
+  before Sphinx compares, and removes the second copy once copybutton has added it.
+
+``tests/test_book.py`` rebuilds after a prose edit and checks that Sphinx reports no
+change.
 """
 
 from __future__ import annotations
@@ -24,55 +31,41 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from tensorbook_build.settings import THEME
 
-
-def _package(name: str) -> Path:
-    """The folder of an installed package, found without importing it."""
-    spec = importlib.util.find_spec(name)
+def copybutton_static() -> str:
+    """The folder sphinx-copybutton adds to ``html_static_path``, spelled as it does."""
+    spec = importlib.util.find_spec("sphinx_copybutton")
     if spec is None or spec.origin is None:
-        msg = f"{name} is not installed"
+        msg = "sphinx_copybutton is not installed"
         raise ModuleNotFoundError(msg)
-    return Path(spec.origin).parent
+    return str(Path(spec.origin).parent.joinpath("_static").absolute())
 
 
-def appended_later() -> dict[str, list[str]]:
-    """What the extensions append to each list option after Sphinx has compared them.
-
-    Each path is spelled as its extension spells it: the theme (sphinx-book-theme), then
-    the theme it inherits (pydata-sphinx-theme), each adds its ``components`` folder;
-    sphinx-copybutton adds its ``_static``.
-    """
-    themes = [THEME, "pydata_sphinx_theme"]
-    return {
-        "templates_path": [
-            str(_package(theme).resolve() / "theme" / theme / "components") for theme in themes
-        ],
-        "html_static_path": [str(_package("sphinx_copybutton").joinpath("_static").absolute())],
-    }
-
-
-def _add_ahead(app: Sphinx, config: Config) -> None:
-    for name, paths in appended_later().items():
-        setattr(config, name, [*getattr(config, name), *paths])
-
-
-def _drop_repeats(app: Sphinx) -> None:
-    # the builder has loaded the theme and the extensions have added their paths again:
-    # the first of each stays, in the order it had (a relative path is from conf/)
-    for name in appended_later():
-        seen: set[Path] = set()
-        kept = []
-        for path in getattr(app.config, name):
-            where = Path(app.confdir, path).resolve()
-            if where not in seen:
-                seen.add(where)
-                kept.append(path)
-        setattr(app.config, name, kept)
+def _without_repeats(paths: list[str], confdir: str) -> list[str]:
+    """The first of each folder, in the order given (a relative path is from conf/)."""
+    seen: set[Path] = set()
+    kept = []
+    for path in paths:
+        where = Path(confdir, path).resolve()
+        if where not in seen:
+            seen.add(where)
+            kept.append(path)
+    return kept
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Add the paths before Sphinx compares the configuration; drop the repeats after."""
-    app.connect("config-inited", _add_ahead, priority=900)
-    app.connect("builder-inited", _drop_repeats, priority=900)  # after copybutton's (500)
+    """Settle the two lists: before Sphinx compares, and once the builder has started."""
+    began: list[str] = []
+
+    def on_config_inited(app: Sphinx, config: Config) -> None:
+        began[:] = config.templates_path
+        config.html_static_path = [*config.html_static_path, copybutton_static()]
+
+    def on_builder_inited(app: Sphinx) -> None:
+        config = app.config
+        config.templates_path = list(began)
+        config.html_static_path = _without_repeats(config.html_static_path, str(app.confdir))
+
+    app.connect("config-inited", on_config_inited, priority=900)
+    app.connect("builder-inited", on_builder_inited, priority=900)  # after copybutton's (500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
