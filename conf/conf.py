@@ -35,7 +35,7 @@ templates_path = [str(Path(__file__).resolve().parent / "_templates")]
 html_static_path = ["_static"]
 # The values below that Sphinx or an extension would set once the build has begun are
 # given here, so that each build begins with the configuration the last one ended with
-# (tensorbook_build.extensions.steady says why, and adds the paths the extensions append).
+# (tensorbook_build.extensions.steady says why, and settles the two lists they append to).
 # Sphinx's HTML builder gives a stylesheet of conf.py priority 800, after the extensions'
 html_css_files = [("tensorbook.css", {"priority": 800})]
 
