@@ -33,7 +33,11 @@ exclude_patterns = [
 # absolute: the gettext builder would read a relative path from docs/, not from here
 templates_path = [str(Path(__file__).resolve().parent / "_templates")]
 html_static_path = ["_static"]
-html_css_files = ["tensorbook.css"]
+# The values below that Sphinx or an extension would set once the build has begun are
+# given here, so that each build begins with the configuration the last one ended with
+# (tensorbook_build.extensions.steady says why, and settles the two lists they append to).
+# Sphinx's HTML builder gives a stylesheet of conf.py priority 800, after the extensions'
+html_css_files = [("tensorbook.css", {"priority": 800})]
 
 # -- Strictness (with -W -n from the command line) ----------------------------------------
 nitpicky = True
@@ -55,6 +59,8 @@ nb_kernel_rgx_aliases = {"python3.*": "python3"}
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+# The math is MathML (html_math_renderer, below): no MathJax to configure
+myst_update_mathjax = False
 
 # -- HTML ---------------------------------------------------------------------------------
 html_theme = THEME
@@ -76,6 +82,9 @@ ogp_custom_meta_tags = (
 html_math_renderer = "mathml"
 html_copy_source = False
 html_show_sourcelink = False
+# the theme's own choices, which it makes where conf.py makes none (see html_css_files)
+html_permalinks_icon = "#"
+html_sourcelink_suffix = ""
 html_theme_options = {
     "article_header_end": [
         "downloads.html",
@@ -84,6 +93,9 @@ html_theme_options = {
     ],
     # the theme's author and copyright, then what the page was built from
     "footer_content_items": ["author.html", "copyright.html", "provenance.html"],
+    # what the theme fills in where none are given (see html_css_files)
+    "icon_links": [],
+    "logo": {},
     # pydata-sphinx-theme 0.20 (with sphinx-book-theme 1.4) adds a search field in a bar
     # of its own across the top; the sidebar's field and Ctrl+K already open the search
     "navbar_persistent": [],

@@ -237,6 +237,46 @@ def test_an_edition_whose_inputs_did_not_change_is_not_built_again(tmp_path):
     assert "A new sentence." in page(tmp_path / "out", "index")
 
 
+def test_a_prose_edit_rewrites_only_its_page_and_changes_no_configuration(tmp_path):
+    """Sphinx compares a build's configuration with the one the last build ended with:
+    a value that an extension changes once the builder starts (a theme's, copybutton's)
+    reads as changed on every build, and one the HTML builder hashes rewrites every page.
+    (The editions run the same configuration code; a copy outside git names no commit.)"""
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+    docs = tree / "docs"
+    (docs / "index.md").write_text(
+        "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n"
+        "---\n\n# Two pages\n\n```{code-cell} ipython3\nprint(6 * 7)\n```\n\n"
+        "```{toctree}\nfirst\nsecond\n```\n",
+        encoding="utf-8",
+    )
+    for name in ("first", "second"):
+        (docs / f"{name}.md").write_text(f"# The {name} page\n\nSome prose.\n", encoding="utf-8")
+    site = tmp_path / "out" / "html"
+    first = build_book(site, tree=tree, languages=[SOURCE_LANGUAGE])
+    assert first.returncode == 0, first.output
+    pages = {p.stem: p.stat().st_mtime_ns for p in (site / SOURCE_LANGUAGE).glob("*.html")}
+    with (docs / "second.md").open("a", encoding="utf-8") as page_file:
+        page_file.write("\nA new sentence.\n")
+    edited = build_book(site, tree=tree, languages=[SOURCE_LANGUAGE])
+    assert edited.returncode == 0, edited.output
+    assert "The configuration has changed" not in edited.output, edited.output
+    assert "build_info mismatch" not in edited.output, edited.output
+    assert "targets for 1 source files that are out of date" in edited.output, edited.output
+    rewritten = sorted(
+        name
+        for name, mtime in pages.items()
+        if (site / SOURCE_LANGUAGE / f"{name}.html").stat().st_mtime_ns != mtime
+    )
+    # the page and the one whose contents list it; the index and search pages are
+    # Sphinx's own, written on every build
+    assert [name for name in rewritten if name not in {"genindex", "search"}] == [
+        "index",
+        "second",
+    ]
+    assert "A new sentence." in page(tmp_path / "out", "second")
+
+
 def test_kernels_talk_over_ipc_not_tcp(book_builds):
     """The pages' kernels use the build's kernel spec, whose provisioner puts their
     channels on Unix sockets: no kernel warns that its TCP traffic is unencrypted."""

@@ -1,7 +1,7 @@
 """Lighthouse's goal for every page of both editions, served gzipped as the hosts serve it.
 
 The goal is ``tests/browser/lighthouserc.json``, which Lighthouse CI (``lhci autorun``,
-from the npm registry with ``tests/browser/package.json``) runs: Lighthouse 13 with its
+from the npm registry with ``tests/browser/package.json``) runs: Lighthouse 12.8 with its
 mobile defaults, in Debian's Chromium, three loads of every page its static server
 finds, each category judged by their median. Lighthouse CI groups loads by the address
 a page ends at, so the front door, which sends the reader on to an edition, is judged

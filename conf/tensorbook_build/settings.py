@@ -100,6 +100,7 @@ EXTENSIONS = (
     "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
+    "tensorbook_build.extensions.steady",  # a build ends with the configuration it began with
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
