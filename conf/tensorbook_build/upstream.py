@@ -49,11 +49,15 @@ class PrivateAPI:
         return pkgutil.resolve_name(self.target)
 
     def current_signature(self) -> str | None:
-        """The installed library's signature for the target, as :data:`REACHES` spells it."""
+        """The installed library's signature for the target, as :data:`REACHES` spells it.
+
+        A target the build has patched names what it replaced (``__wrapped__``), whose
+        signature is the library's.
+        """
         found = self.resolve()
         if self.signature is None or not callable(found):
             return None
-        return str(inspect.signature(found))
+        return str(inspect.signature(found))  # follows __wrapped__
 
 
 Merge = Callable[[list[Any]], list[Any]]
@@ -152,6 +156,7 @@ def patch_stream_coalescing(replacement: Merge) -> Merge:
     import myst_nb.core.render
 
     original = myst_nb.core.render.coalesce_streams
+    replacement.__wrapped__ = original  # type: ignore[attr-defined]  # what it replaced
     # the type is a def with a parameter named outputs; MyST-NB passes it by position
     myst_nb.core.render.coalesce_streams = replacement  # type: ignore[assignment]
     return original
@@ -185,6 +190,7 @@ def patch_cache_truncation() -> None:
             with contextlib.suppress(KeyError):  # another reader dropped it first
                 self.remove_cache(pk)
 
+    truncate_caches.__wrapped__ = main.JupyterCacheBase.truncate_caches  # type: ignore[attr-defined]
     main.JupyterCacheBase.truncate_caches = truncate_caches  # type: ignore[method-assign]
 
 

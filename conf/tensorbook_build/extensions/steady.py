@@ -31,6 +31,8 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+from tensorbook_build.extensions import hooks
+
 
 def copybutton_static() -> str:
     """The folder sphinx-copybutton adds to ``html_static_path``, spelled as it does."""
@@ -53,19 +55,21 @@ def _without_repeats(paths: list[str], confdir: str) -> list[str]:
     return kept
 
 
+_BEGAN: list[str] = []  # templates_path as conf.py gave it
+
+
+def _on_config_inited(_app: Sphinx, config: Config) -> None:
+    _BEGAN[:] = config.templates_path
+    config.html_static_path = [*config.html_static_path, copybutton_static()]
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    config = app.config
+    config.templates_path = list(_BEGAN)
+    config.html_static_path = _without_repeats(config.html_static_path, str(app.confdir))
+
+
 def setup(app: Sphinx) -> dict[str, object]:
     """Settle the two lists: before Sphinx compares, and once the builder has started."""
-    began: list[str] = []
-
-    def on_config_inited(app: Sphinx, config: Config) -> None:
-        began[:] = config.templates_path
-        config.html_static_path = [*config.html_static_path, copybutton_static()]
-
-    def on_builder_inited(app: Sphinx) -> None:
-        config = app.config
-        config.templates_path = list(began)
-        config.html_static_path = _without_repeats(config.html_static_path, str(app.confdir))
-
-    app.connect("config-inited", on_config_inited, priority=900)
-    app.connect("builder-inited", on_builder_inited, priority=900)  # after copybutton's (500)
+    hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
