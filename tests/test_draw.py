@@ -242,3 +242,12 @@ def test_a_long_operator_name_leaves_the_timeline_as_wide_as_a_phone():
     shown = next(t for t in picture.texts if t.startswith("aten::"))
     assert name.startswith(shown.removesuffix("…"))
     assert len(shown) < len(name)
+
+
+def test_a_faint_line_is_faint_in_the_pdf_too():
+    canvas = Canvas(100)
+    canvas.line(0, 10, 90, 10, faint=True)
+    canvas.line(0, 20, 90, 20, dashed=True)
+    latex = picture_latex(canvas.picture(("result", {}), ("result", {})).svg)
+    assert r"\draw[draw opacity=0.25] (0,10) -- (90,10);" in latex
+    assert r"\draw[dashed] (0,20) -- (90,20);" in latex
