@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+import random
 import re
 from string import Formatter
 from xml.etree import ElementTree as ET
@@ -21,6 +24,7 @@ from tensorbook.draw.svg import MAX_BYTES, Canvas
 from tensorbook.draw.timeline import Span, profile_step, timeline_picture
 from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
+from tensorbook.plots import loss_figure
 from tensorbook.problem import TUTORIAL_SIZES, Sizes
 from tensorbook.wording import fill, parse
 from tensorbook_build.extensions.pictures import (
@@ -57,7 +61,22 @@ def _pictures():
         "curves": lambda: curves_picture(
             [1 / (e + 1) for e in range(300)], [0.5] * 300, name="demo"
         ),
+        "losses": lambda: loss_figure(_float32_runs(), against="NumPy · float64"),
     }
+
+
+def _float32_runs() -> dict[str, list[float]]:
+    """Four runs of 500 steps shaped like the book's (tensors_by_hand): one loss falling
+    over 14 decades, and three runs that part from it by rounding noise, which a line
+    cannot leave out (the heaviest loss picture the book draws)."""
+    noise = random.Random(0)
+    loss = [3e7 * math.exp(-0.065 * t) + 1e-6 for t in range(500)]
+    runs = {"NumPy · float64": loss}
+    for label, size in [("float64", 1e-15), ("float32, float64 weights", 1e-7), ("float32", 1e-6)]:
+        runs[f"torch · cuda:0 · {label}"] = [
+            v * (1 + size * (1 + t / 20) * noise.uniform(-1, 1)) for t, v in enumerate(loss)
+        ]
+    return runs
 
 
 @pytest.mark.parametrize("kind", list(_pictures()))
@@ -242,3 +261,41 @@ def test_a_long_operator_name_leaves_the_timeline_as_wide_as_a_phone():
     shown = next(t for t in picture.texts if t.startswith("aten::"))
     assert name.startswith(shown.removesuffix("…"))
     assert len(shown) < len(name)
+
+
+def test_the_loss_picture_puts_each_printed_loss_a_decade_apart_on_its_log_scale():
+    """The dots mark the printed steps where the losses lie: a loss falling tenfold every
+    100 steps puts them evenly, a decade apart, and a run equal to it for 100 steps has
+    its difference drawn from the first step where the two part."""
+    falling = [10.0 ** (2 - t / 100) for t in range(501)]
+    parted = [v * (1 + 1e-3 * (t >= 100)) for t, v in enumerate(falling)]
+    picture = loss_figure({"falling": falling, "parted": parted}, against="falling")
+    dots = [
+        float(y) for y in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)" r="2.5"/>', picture.svg)
+    ]
+    assert len(dots) == 2 * 6  # steps 0, 100, ..., 500 of each run
+    gaps = {round(b - a, 1) for a, b in itertools.pairwise(sorted(set(dots)))}
+    assert len(gaps) == 1  # one decade, the same height each time
+    lines = re.findall(r'<polyline points="([\d.]+),', picture.svg)
+    x_of = {round(float(x), 1) for x in re.findall(r'<circle cx="([\d.]+)"', picture.svg)}
+    first_printed, second_printed = sorted(x_of)[:2]
+    assert float(lines[-1]) == second_printed  # the difference starts at step 100
+    assert float(lines[0]) == first_printed  # the losses at step 0
+    assert picture.title == "The loss of falling, parted at each step, on a log scale"
+
+
+def test_the_loss_picture_keeps_a_long_label_as_wide_as_a_phone():
+    label = "torch · cuda:0 · float32 with float64 master weights and a long tail"
+    picture = loss_figure({label: [2.0, 1.0], "short": [2.0, 1.5]})
+    shown = next(t for t in picture.texts if t.startswith("torch"))
+    assert shown.endswith("…")
+    assert label.startswith(shown.removesuffix("…"))
+
+
+def test_a_faint_line_is_faint_in_the_pdf_too():
+    canvas = Canvas(100)
+    canvas.line(0, 10, 90, 10, faint=True)
+    canvas.line(0, 20, 90, 20, dashed=True)
+    latex = picture_latex(canvas.picture(("result", {}), ("result", {})).svg)
+    assert r"\draw[draw opacity=0.25] (0,10) -- (90,10);" in latex
+    assert r"\draw[dashed] (0,20) -- (90,20);" in latex

@@ -97,12 +97,14 @@ def test_steps_must_be_a_positive_integer(steps):
     assert "expected a positive integer" in result.stderr
 
 
-def test_compare_writes_a_png_of_every_network(tmp_path):
-    output = tmp_path / "losses.png"
+def test_compare_writes_a_picture_of_every_network(tmp_path):
+    output = tmp_path / "losses.svg"
     result = run("tensorbook.compare", "--device", "cpu", "--steps", "101", "--output", str(output))
     assert result.returncode == 0, result.stderr
     assert len(LOSS_LINE.findall(result.stdout)) == 5 * 2
-    assert output.read_bytes().startswith(b"\x89PNG")
+    svg = output.read_text(encoding="utf-8")
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg" class="tb-picture"')
+    assert svg.count("<polyline") >= 5  # a line for each network
 
 
 def test_graph_prints_the_tree_and_writes_a_png(tmp_path):

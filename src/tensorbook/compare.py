@@ -1,8 +1,8 @@
 """Train every network of the book from the same start and plot their losses together.
 
-``python -m tensorbook.compare --device cuda --output losses.png`` runs the
+``python -m tensorbook.compare --device cuda --output losses.svg`` runs the
 NumPy net on the CPU and the four torch versions on the device, printing each
-one's loss every 100 steps, and saves the five curves in one figure.
+one's loss every 100 steps, and saves the five curves in one picture (SVG).
 """
 
 from __future__ import annotations
@@ -91,17 +91,16 @@ def train_every_network(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train every network of the book and save their loss curves in one figure."""
+    """Train every network of the book and save their loss curves in one picture."""
 
     def add_output(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--output", type=Path, default=Path("losses.png"), help="PNG to write")
+        parser.add_argument("--output", type=Path, default=Path("losses.svg"), help="SVG to write")
 
     args = cli.parse_args(argv, module=__spec__.name, description=__doc__, extra=add_output)
     curves = train_every_network(
         make_problem(seed=args.seed), args.device, args.dtype, steps=args.steps
     )
-    figure = loss_figure(curves, title=f"The book's networks, torch on {args.device}")
-    figure.savefig(args.output)
+    args.output.write_text(loss_figure(curves).svg, encoding="utf-8")
     print(f"wrote {args.output}")
     return 0
 

@@ -113,8 +113,11 @@ def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
             return ""
         shown = f"[{','.join(options)}]" if options else ""
         return f"{command}{shown} ({_fmt(x)},{_fmt(y)}) rectangle ({_fmt(x + w)},{_fmt(y + h)});"
-    if tag == "line":
-        shown = "[dashed]" if "dashed" in options else ""
+    if tag == "line":  # in ink: dashed, or faint (a grid line)
+        kept = [o for o in options if o == "dashed"]
+        if "stroke-opacity" in a:
+            kept.append(f"draw opacity={a['stroke-opacity']}")
+        shown = f"[{','.join(kept)}]" if kept else ""
         return f"\\draw{shown} ({a['x1']},{a['y1']}) -- ({a['x2']},{a['y2']});"
     if tag == "polyline":  # a chart's line, in its colour
         red, green, blue = (int(a["stroke"].lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))

@@ -63,6 +63,8 @@ TONES = {
 """Fill colours, each used at :data:`FILL_OPACITY` under ink in ``currentColor``: a light
 tint on a light page and a dark one on a dark page, so the ink reads on both."""
 FILL_OPACITY = "0.32"
+FAINT = "0.25"
+"""The opacity of a grid line's ink: a quarter as strong as a line's."""
 _MONO = "var(--pst-font-family-monospace,monospace)"
 _BASE = "var(--pst-font-family-base,sans-serif)"
 _MARKED = re.compile(r'<(text|title|desc)\b[^>]*?\bdata-w="(\w+)"[^>]*>([^<]*)</\1>')
@@ -172,12 +174,15 @@ class Canvas:
         *,
         arrow: bool = False,
         dashed: bool = False,
+        faint: bool = False,
     ) -> None:
-        """A line in ink; with ``arrow``, a head at its end."""
-        dash = ' stroke-dasharray="4 3"' if dashed else ""
+        """A line in ink; with ``arrow``, a head at its end; ``faint``, a grid line."""
+        shared = 'stroke="currentColor"'
+        shared += ' stroke-dasharray="4 3"' if dashed else ""
+        shared += f' stroke-opacity="{FAINT}"' if faint else ""
         self._parts.append(
             (
-                'stroke="currentColor"' + dash,
+                shared,
                 f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}"/>',
             )
         )
@@ -190,20 +195,29 @@ class Canvas:
             self._parts.append(("", f'<polygon points="{shown}"/>'))
         self._reach(max(y1, y2))
 
-    def polyline(self, points: list[tuple[float, float]], *, tone: str) -> None:
-        """A line through ``points`` in the full colour of one of :data:`TONES`, a dot at each."""
+    def curve(self, points: list[tuple[float, float]], *, tone: str, width: float = 1.5) -> None:
+        """A line through ``points`` in the full colour of one of :data:`TONES`."""
         shown = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
         self._parts.append(
             (
-                f'fill="none" stroke="{TONES[tone]}" stroke-width="2"',
+                f'fill="none" stroke="{TONES[tone]}" stroke-width="{_n(width)}"',
                 f'<polyline points="{shown}"/>',
             )
         )
+        self._reach(max(y for _, y in points))
+
+    def dot(self, x: float, y: float, *, tone: str, radius: float = 3) -> None:
+        """A dot in the full colour of one of :data:`TONES`."""
+        self._parts.append(
+            (f'fill="{TONES[tone]}"', f'<circle cx="{_n(x)}" cy="{_n(y)}" r="{_n(radius)}"/>')
+        )
+        self._reach(y + radius)
+
+    def polyline(self, points: list[tuple[float, float]], *, tone: str) -> None:
+        """A line through ``points`` in the full colour of one of :data:`TONES`, a dot at each."""
+        self.curve(points, tone=tone, width=2)
         for x, y in points:
-            self._parts.append(
-                (f'fill="{TONES[tone]}"', f'<circle cx="{_n(x)}" cy="{_n(y)}" r="3"/>')
-            )
-        self._reach(max(y for _, y in points) + 3)
+            self.dot(x, y, tone=tone)
 
     def text(
         self,

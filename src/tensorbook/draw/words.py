@@ -100,6 +100,17 @@ WORDS: dict[str, str] = {
     "lowest_epoch": "lowest validation loss: epoch {epoch}",
     "training_loss": "training loss",
     "validation_loss": "validation loss",
+    # loss against the step (tensorbook.plots)
+    "loss_title": "The loss of {names} at each step, on a log scale",
+    "loss_desc": (
+        "The loss L = Σ(ŷ − y)² against the step t over {steps} steps, on a log scale; "
+        "at the last step: {ends}."
+    ),
+    "loss_against_desc": (
+        "The loss L = Σ(ŷ − y)² against the step t over {steps} steps, on a log scale; "
+        "at the last step: {ends}. Below, how far each other curve is from {against}, "
+        "|L / L₀ − 1|, on a log scale, from the first step where the two part."
+    ),
     # the speed chapter's sweep
     "speedup_title": "Speed-up over {baseline} against the work in a step",
     "speedup_desc": (
