@@ -314,7 +314,7 @@ def pdf(session: nox.Session) -> None:
     """
     _install(session, "test", "docs")
     session.run("python", "-m", "tensorbook_build.pdf", "--install")
-    session.run("pytest", "tests/test_pdf.py", "--built-book", "build", *session.posargs)
+    session.run("pytest", "tests/conf/test_pdf.py", "--built-book", "build", *session.posargs)
 
 
 @nox.session(reuse_venv=True, default=False)

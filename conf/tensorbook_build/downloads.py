@@ -91,7 +91,7 @@ else:
 
 WHEEL_KB_AT_MOST = 100
 """The most the reader's wheel may weigh, in kB, as a download's first cell says
-(``tests/test_downloads.py`` weighs the wheel the site serves)."""
+(``tests/book/test_downloads.py`` weighs the wheel the site serves)."""
 TORCH_MINIMUM = (2, 11)
 """The oldest torch the package supports (its ``torch>=2.11``)."""
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"

@@ -5,7 +5,7 @@ did. This gathers, on a device, what the book's code reads there: the profiler's
 for each mask spelling and for one traced step, which everyday calls make the CPU wait
 under the sync debug mode, and what torch warned while the mode was set. It writes them,
 with where, when and from which commit they came, to one JSON file; ``tests/evidence/``
-keeps each GPU run's, and ``tests/test_evidence.py`` replays every one on a CPU.
+keeps each GPU run's, and ``tests/reader/test_evidence.py`` replays every one on a CPU.
 """
 
 from __future__ import annotations

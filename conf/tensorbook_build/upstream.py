@@ -1,7 +1,7 @@
 """Every private API of MyST-NB, Sphinx, jupyter_client and jupyter-cache the build uses.
 
 Each is used here only, and listed in :data:`REACHES` with the signature it was written
-against, which ``tests/test_upstream.py`` checks.
+against, which ``tests/conf/test_upstream.py`` checks.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ recorded, so a page that would load something from the internet fails where it i
 checked, naming the page and the address, and the site is seen exactly as it works
 with the network cut off.
 
-The browser suite (``tests/test_browser.py``) uses :func:`launch` and :func:`visit`;
+The browser suite (``tests/book/test_browser.py``) uses :func:`launch` and :func:`visit`;
 ``nox -s weights`` runs this module (``python -m tests.support.browser``) for each
 page's CSS + JS + font bytes and its load time, against the budget.
 """

@@ -4,7 +4,7 @@ Sphinx calls an event's handlers by priority, lowest first (500 when none is giv
 handlers of one priority in the order their extensions were loaded
 (``settings.EXTENSIONS``). ``HOOKS`` lists them in the order Sphinx calls them, each
 with why it runs there; each adapter's ``setup`` connects its own with :func:`connect`,
-and no adapter calls ``app.connect`` itself (tests/test_hooks.py checks both).
+and no adapter calls ``app.connect`` itself (tests/conf/test_hooks.py checks both).
 """
 
 from __future__ import annotations

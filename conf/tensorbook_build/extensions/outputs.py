@@ -85,6 +85,9 @@ def _report_failed_execution(app: Sphinx, doctree: nodes.document) -> None:
         type="tensorbook",
         subtype="cell",
     )
+    # The next build must execute the page again, not find it unchanged and pass: Sphinx
+    # reads again a page that depends on a file that is missing, and this one never exists.
+    app.env.note_dependency(Path(app.doctreedir, "failed-pages", docname))
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -19,7 +19,7 @@ and they are this adapter's part:
   started, and the list is read when the pages are written. The adapter adds the folder
   before Sphinx compares, and removes the second copy once copybutton has added it.
 
-``tests/test_book.py`` rebuilds after a prose edit and checks that Sphinx reports no
+``tests/book/test_book.py`` rebuilds after a prose edit and checks that Sphinx reports no
 change.
 """
 

@@ -44,7 +44,7 @@ PROVENANCE = {
     "commit": "1a2b3c4d5e6f",
     "commit_date": "2026-12-01",
     "run_date": "2026-12-01",
-    "command": "written by tests/test_ledger.py",
+    "command": "written by tests/conf/test_ledger.py",
 }  # fmt: skip
 WORDS = {"measured": "Book:", "holds": "Holds here.", "fails": "Fails here:"}
 

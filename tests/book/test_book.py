@@ -212,6 +212,10 @@ def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
     assert "NameError" in report.read_text(encoding="utf-8")
     failure = log[log.index(f"{page}: code cell 2") :].split("[tensorbook.cell]")[0]
     assert len(failure.strip().splitlines()) <= 3, failure
+    # and so does the next build of the same page: it is executed, and fails, again
+    again = build_book(tmp_path / "out" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    assert again.returncode != 0, again.output
+    assert f"{page}: code cell 2 (line 15) raised NameError" in again.output
 
 
 def test_an_edition_whose_inputs_did_not_change_is_not_built_again(tmp_path):

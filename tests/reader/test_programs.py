@@ -117,7 +117,7 @@ def test_graph_prints_the_tree_and_writes_a_png(tmp_path):
 
 
 def test_the_index_names_exactly_the_programs_that_print_every_100_steps():
-    index = (Path(__file__).parents[1] / "docs" / "index.md").read_text(encoding="utf-8")
+    index = (Path(__file__).parents[2] / "docs" / "index.md").read_text(encoding="utf-8")
     sentence = index[index.index("The six that train") :].split("every 100 steps")[0]
     named = re.findall(r"`(\w+)`", sentence.split("also take")[0])
     assert named == TRAINING_PROGRAMS
