@@ -12,10 +12,6 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-
-from tensorbook import numpy_net
-from tensorbook.device import resolve_device
-from tensorbook_build.extensions.pysource import source_without_docstrings
 from tests.support.book import (
     CHAPTERS,
     LANGUAGES,
@@ -25,6 +21,10 @@ from tests.support.book import (
     copy_of_the_book,
     page,
 )
+
+from tensorbook import numpy_net
+from tensorbook.device import resolve_device
+from tensorbook_build.extensions.pysource import source_without_docstrings
 
 pytestmark = pytest.mark.book
 

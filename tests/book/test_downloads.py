@@ -25,6 +25,8 @@ from urllib.request import urlopen
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tests.support.server import serve
 
 import tensorbook
 from tensorbook.environment import DEVICE_VARIABLE
@@ -33,8 +35,6 @@ from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER, WHEEL_KB_AT_MOST
 from tensorbook_build.settings import LAYOUT, WHEELS, site_base_url, wheel_name
-from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
-from tests.support.server import serve
 
 pytestmark = pytest.mark.book
 

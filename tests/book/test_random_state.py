@@ -18,10 +18,10 @@ import pytest
 from myst_nb.core.read import read_myst_markdown_notebook
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from tests.support.book import CHAPTERS, ROOT
 
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.spec import resolve_spec
-from tests.support.book import CHAPTERS, ROOT
 
 RESEED = "from tensorbook.seeding import seed_everything\nseed_everything({seed})"
 # Code cell i starts from seed FIRST_SEED + i: not the seed a page starts from

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 
 import pytest
+from tests.support.book import ROOT
 
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import FOLDER, page_recordings, source_hash
-from tests.support.book import ROOT
 
 RECORDED = ROOT / "docs" / FOLDER
 

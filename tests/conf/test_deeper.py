@@ -7,9 +7,9 @@ import re
 import pytest
 from docutils import nodes
 from docutils.utils import new_document
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 
 from tensorbook_build.extensions import deeper
-from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 
 LABEL = re.compile(r"^```\{deeper-start\}\n(.+?)\n```", re.MULTILINE)
 

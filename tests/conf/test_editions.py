@@ -11,12 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tensorbook_build.build import catalog_update_command, gettext_command, sphinx_command
-from tensorbook_build.catalogs import catalog_errors, translations
-from tensorbook_build.extensions.editions import edition_links, translate_program_line
-from tensorbook_build.settings import LAYOUT, edition
-from tensorbook_build.translate import StaleMessage, catalog_problems, stale_messages
 from tests.support.book import (
     CHAPTERS,
     LANGUAGES,
@@ -26,6 +20,12 @@ from tests.support.book import (
     page,
     pages_logged,
 )
+
+from tensorbook_build.build import catalog_update_command, gettext_command, sphinx_command
+from tensorbook_build.catalogs import catalog_errors, translations
+from tensorbook_build.extensions.editions import edition_links, translate_program_line
+from tensorbook_build.settings import LAYOUT, edition
+from tensorbook_build.translate import StaleMessage, catalog_problems, stale_messages
 
 LOCALE_DIR = LAYOUT.locales
 

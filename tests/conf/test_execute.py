@@ -10,13 +10,6 @@ import time
 
 import pytest
 import torch
-
-from tensorbook.environment import DEVICE_VARIABLE
-from tensorbook_build.build import build_lock, executed_pages, sphinx_command
-from tensorbook_build.execute import context_cell, page_dependencies, read_page
-from tensorbook_build.extensions.execution import code_digest
-from tensorbook_build.extensions.outputs import join_streams
-from tensorbook_build.settings import LAYOUT
 from tests.support.book import (
     ROOT,
     SOURCE_LANGUAGE,
@@ -24,6 +17,13 @@ from tests.support.book import (
     copy_of_the_book,
     pages_logged,
 )
+
+from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook_build.build import build_lock, executed_pages, sphinx_command
+from tensorbook_build.execute import context_cell, page_dependencies, read_page
+from tensorbook_build.extensions.execution import code_digest
+from tensorbook_build.extensions.outputs import join_streams
+from tensorbook_build.settings import LAYOUT
 
 SRC = ROOT / "src"
 

@@ -9,10 +9,10 @@ from operator import attrgetter
 import pytest
 from sphinx.application import Sphinx
 from sphinx.events import core_events
+from tests.support.sphinx_app import configured_sphinx
 
 from tensorbook_build.extensions.hooks import HOOKS
 from tensorbook_build.settings import LAYOUT
-from tests.support.sphinx_app import configured_sphinx
 
 ADAPTERS = LAYOUT.conf / "tensorbook_build" / "extensions"
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, readme_command
 
 from tensorbook_build.links import broken_links
 from tensorbook_build.settings import LOCAL_BASE_URL, edition
-from tests.support.book import CHAPTERS, LANGUAGES, ROOT, readme_command
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 READTHEDOCS = ROOT / ".readthedocs.yaml"

@@ -14,10 +14,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.support.server import serve
 
 from tensorbook_build.assets import site_words
 from tensorbook_build.inline_css import inline_stylesheets, stylesheet_text
-from tests.support.server import serve
 
 HEAD = """<!DOCTYPE html>
 <html><head>

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 from jupyter_client.manager import AsyncKernelManager, start_new_kernel
+from tests.support.book import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
 
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, request, running
 from tensorbook_build.kernels import ReadyClient, write_kernel_spec
-from tests.support.book import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
 
 SLOW_PAGE = """---
 file_format: mystnb

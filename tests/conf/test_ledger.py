@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from tests.support.book import ROOT
 
 from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
 from tensorbook_build.execute import Cell, read_page
@@ -29,7 +30,6 @@ from tensorbook_build.ledger import (
     unmarked_differences,
     write_recording,
 )
-from tests.support.book import ROOT
 
 PNG = base64.b64encode(b"\x89PNG test figure").decode()
 PROVENANCE = {

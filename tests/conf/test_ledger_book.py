@@ -14,10 +14,6 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-
-from tensorbook_build.build import sphinx_command
-from tensorbook_build.execute import read_page
-from tensorbook_build.ledger import TAG, cell_keys, write_recording
 from tests.support.book import (
     CHAPTERS,
     LANGUAGES,
@@ -26,6 +22,10 @@ from tests.support.book import (
     copy_of_the_book,
     page,
 )
+
+from tensorbook_build.build import sphinx_command
+from tensorbook_build.execute import read_page
+from tensorbook_build.ledger import TAG, cell_keys, write_recording
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
-from tensorbook_build.site import site_pages
 from tests.support.book import LANGUAGES, ROOT
 from tests.support.browser import CHROMIUM_ARGS, chromium_path
+
+from tensorbook_build.site import site_pages
 
 RC = ROOT / "tests" / "browser" / "lighthouserc.json"
 LHCI = ROOT / "tests" / "browser" / "node_modules" / ".bin" / "lhci"

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from tests.support.book import SOURCE_LANGUAGE, copy_of_the_book
 
 pytestmark = pytest.mark.book

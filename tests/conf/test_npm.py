@@ -12,7 +12,6 @@ import json
 import re
 
 import pytest
-
 from tests.support.book import ROOT
 
 LOCK = ROOT / "tests" / "browser" / "package-lock.json"

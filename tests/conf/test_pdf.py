@@ -13,10 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.support.book import CHAPTERS, LANGUAGES, page
 
 from tensorbook_build.pdf import missing_glyphs
 from tensorbook_build.settings import pdf_name
-from tests.support.book import CHAPTERS, LANGUAGES, page
 
 pytestmark = pytest.mark.pdf
 ROOT_PAGE = "index"

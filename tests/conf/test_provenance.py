@@ -13,12 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 from docutils.utils import new_document
+from tests.support.book import CHAPTERS, page
 
 import tensorbook
 from tensorbook_build.extensions import provenance as adapter
 from tensorbook_build.provenance import Commit, report_url, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT
-from tests.support.book import CHAPTERS, page
 
 
 def _git(root: Path, *arguments: str, date: str = "2026-03-04T05:06:07+00:00") -> str:

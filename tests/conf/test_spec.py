@@ -7,11 +7,11 @@ import json
 
 import pytest
 import torch
+from tests.support.sphinx_app import configured_sphinx
 
 from tensorbook.device import DeviceUnavailableError
 from tensorbook_build.settings import LAYOUT
 from tensorbook_build.spec import BuildSpec, resolve_spec
-from tests.support.sphinx_app import configured_sphinx
 
 
 def test_sphinx_takes_the_driver_s_spec_as_given(tmp_path):

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from tests.support.book import ROOT, readme_command
 
 from tensorbook_build.settings import LAYOUT
-from tests.support.book import ROOT, readme_command
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 CHECKS = WORKFLOWS / "checks.yml"

@@ -10,12 +10,12 @@ import warnings
 
 import pytest
 import torch
+from tests.support.book import ROOT
 
 from tensorbook import speed
 from tensorbook.draw.timeline import find_mark, step_spans
 from tensorbook.trace import is_runtime_call
 from tensorbook_build.evidence import Evidence, EvidenceError, load
-from tests.support.book import ROOT
 
 FILES = sorted((ROOT / "tests" / "evidence").glob("*.json"))
 WAITING = ("cudaMemcpyAsync", "cudaStreamSynchronize")

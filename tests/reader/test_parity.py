@@ -18,10 +18,10 @@ import importlib
 
 import pytest
 import torch
+from tests.support.book import CUDA_MISSING
 
 from tensorbook.custom_relu import my_relu
 from tensorbook.problem import Sizes, as_tensors, check_tensors, make_problem
-from tests.support.book import CUDA_MISSING
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_MISSING)
 NETS = ["manual_net", "autograd_net", "custom_relu", "nn_net"]

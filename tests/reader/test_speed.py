@@ -7,12 +7,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from tests.support.book import CUDA_MISSING, ROOT
 from torch.utils.flop_counter import FlopCounterMode
 
 from tensorbook import manual_net, speed
 from tensorbook.problem import TUTORIAL_SIZES, Sizes, as_tensors, make_problem
 from tensorbook.speed import Timing, step_flops, table, torch_step
-from tests.support.book import CUDA_MISSING, ROOT
 
 SMALL = Sizes(n=16, d_in=30, h=20, d_out=5)
 

@@ -7,10 +7,11 @@ import hashlib
 import os
 import zipfile
 
+from tests.support.book import copy_of_the_book
+
 import tensorbook
 from tensorbook_build.settings import wheel_name
 from tensorbook_build.site import write_wheel
-from tests.support.book import copy_of_the_book
 
 
 def test_the_wheel_holds_the_package_alone_and_is_the_same_bytes_each_time(tmp_path, monkeypatch):
