@@ -69,10 +69,15 @@ def _synthetic_recording(tree: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def ledger_book(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
-    """The copy, its build folder, and each edition's build log."""
+def ledger_book(tmp_path_factory, built_book) -> tuple[Path, Path, dict[str, str]]:
+    """The copy, its build folder, and each edition's build log.
+
+    The copy starts from the outputs the book already executed: its pages are the same,
+    so none executes again (the ledger reads outputs; it does not make them).
+    """
     root = tmp_path_factory.mktemp("ledger")
     tree = copy_of_the_book(root)
+    shutil.copytree(built_book / ".jupyter_cache", root / "build" / ".jupyter_cache")
     # the only recordings are the test's: none of the real devices' (docs/recorded/<gpu>)
     for recorded in (tree / "docs" / "recorded").iterdir():
         if recorded.is_dir():
