@@ -88,6 +88,7 @@ class Visit:
     failed_requests: list[str] = field(default_factory=list)
     other_hosts: list[str] = field(default_factory=list)
     bytes_by_kind: dict[str, int] = field(default_factory=dict)
+    in_flight: int = 0  # requests sent and not yet finished or failed
 
     @property
     def counted_bytes(self) -> int:
@@ -119,7 +120,11 @@ def watch(page: Page, base_url: str) -> Visit:
             visit.other_hosts.append(url)
             request_route.abort("blockedbyclient")
 
+    def sent(_request: Request) -> None:
+        visit.in_flight += 1
+
     def finished(request: Request) -> None:
+        visit.in_flight -= 1
         response = request.response()
         if response is not None and response.status >= 400 and request.resource_type != "document":
             visit.failed_requests.append(f"{response.status} {request.url}")
@@ -129,6 +134,7 @@ def watch(page: Page, base_url: str) -> Visit:
         visit.bytes_by_kind[kind] = visit.bytes_by_kind.get(kind, 0) + size
 
     def failed(request: Request) -> None:
+        visit.in_flight -= 1
         if urlsplit(request.url).netloc == local:
             visit.failed_requests.append(f"{request.failure} {request.url}")
 
@@ -139,9 +145,33 @@ def watch(page: Page, base_url: str) -> Visit:
     page.route("**/*", route)
     page.on("console", console)
     page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
+    page.on("request", sent)
     page.on("requestfinished", finished)
     page.on("requestfailed", failed)
     return visit
+
+
+QUIET_SECONDS = 0.1
+"""How long no request may be in flight before a loaded page counts as settled."""
+
+
+def settle(page: Page, record: Visit, limit: float = 15.0) -> None:
+    """Wait until none of the page's requests has been in flight for ``QUIET_SECONDS``.
+
+    Playwright's ``networkidle`` waits for 500 ms without a request on every load; a page
+    here asks for nothing more once its last request has finished, and the suite loads
+    pages hundreds of times.
+    """
+    deadline = time.perf_counter() + limit
+    quiet_since = time.perf_counter()
+    while time.perf_counter() < deadline:
+        page.wait_for_timeout(20)  # Playwright delivers the page's events meanwhile
+        if record.in_flight > 0:
+            quiet_since = time.perf_counter()
+        elif time.perf_counter() - quiet_since >= QUIET_SECONDS:
+            return
+    msg = f"{record.url}: {record.in_flight} requests still in flight after {limit} s"
+    raise TimeoutError(msg)
 
 
 def visit(page: Page, url: str, base_url: str) -> Visit:
@@ -151,7 +181,7 @@ def visit(page: Page, url: str, base_url: str) -> Visit:
     start = time.perf_counter()
     response = page.goto(url, wait_until="load")
     record.load_seconds = time.perf_counter() - start
-    page.wait_for_load_state("networkidle")
+    settle(page, record)
     record.status = response.status if response is not None else None
     # a page carries its stylesheets inside it (tensorbook_build.inline_css): they are CSS
     # the budget counts, though no request of their own brought them
