@@ -7,14 +7,13 @@ conf.py is the book's own.
 
 from __future__ import annotations
 
-import logging
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sphinx.testing.util import SphinxTestApp
+from tests.support.sphinx_app import process_state_kept
 
 from tensorbook_build.spec import resolve_spec
 
@@ -33,19 +32,14 @@ def fixture_book(tmp_path_factory) -> Iterator[SphinxTestApp]:
     """The fixture book, built once (its pages run no code: no kernel is started)."""
     build = tmp_path_factory.mktemp("fixture")
     spec = resolve_spec("cpu", given_by="test", warm_kernels=False, work=build)
-    environ, logger = dict(os.environ), logging.getLogger("sphinx")
-    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
     given = {"tensorbook_spec": spec.to_json()}
-    app = SphinxTestApp("html", srcdir=FIXTURE, builddir=build, confoverrides=given)
-    try:
-        app.build()
-        yield app
-    finally:
-        app.cleanup()
-        logger.handlers[:], logger.propagate = handlers, propagate
-        logger.setLevel(level)
-        os.environ.clear()
-        os.environ.update(environ)
+    with process_state_kept():
+        app = SphinxTestApp("html", srcdir=FIXTURE, builddir=build, confoverrides=given)
+        try:
+            app.build()
+            yield app
+        finally:
+            app.cleanup()
 
 
 def _html(app: SphinxTestApp, name: str) -> str:

@@ -15,8 +15,8 @@ from tensorbook_build.settings import LAYOUT
 
 
 @contextlib.contextmanager
-def configured_sphinx(root: Path, **overrides: Any) -> Iterator[Sphinx]:
-    """Sphinx on an empty ``root/docs``, every handler connected, ``overrides`` as ``-D``.
+def process_state_kept() -> Iterator[None]:
+    """Put back what a Sphinx set up in this process changes, once the block ends.
 
     Sphinx sets up the ``sphinx`` logger for its application (its handlers, and records
     rewritten to ``ERROR: ... [type]``), and the execution adapter sets the kernels'
@@ -26,8 +26,21 @@ def configured_sphinx(root: Path, **overrides: Any) -> Iterator[Sphinx]:
     environ = dict(os.environ)
     logger = logging.getLogger("sphinx")
     handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
-    (root / "docs").mkdir(parents=True, exist_ok=True)
     try:
+        yield
+    finally:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+        logger.propagate = propagate
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+@contextlib.contextmanager
+def configured_sphinx(root: Path, **overrides: Any) -> Iterator[Sphinx]:
+    """Sphinx on an empty ``root/docs``, every handler connected, ``overrides`` as ``-D``."""
+    (root / "docs").mkdir(parents=True, exist_ok=True)
+    with process_state_kept():
         yield Sphinx(
             srcdir=root / "docs",
             confdir=LAYOUT.conf,
@@ -38,9 +51,3 @@ def configured_sphinx(root: Path, **overrides: Any) -> Iterator[Sphinx]:
             status=None,
             warning=None,
         )
-    finally:
-        logger.handlers[:] = handlers
-        logger.setLevel(level)
-        logger.propagate = propagate
-        os.environ.clear()
-        os.environ.update(environ)
