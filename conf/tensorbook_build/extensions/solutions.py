@@ -30,12 +30,8 @@ class solution_end(nodes.General, nodes.Element):
 class SolutionStart(folds.MarkerStart):
     """``{solution-start}``, whose content is the label the reader clicks."""
 
-    start, summary, fold_name, example_label = (
-        solution_start,
-        solution_summary,
-        "solution",
-        "Solution",
-    )
+    start, summary, fold_name = solution_start, solution_summary, "solution"
+    example_label = "Solution"
 
 
 class SolutionEnd(folds.MarkerEnd):
