@@ -23,6 +23,7 @@ from sphinx.util.docutils import SphinxDirective
 from tensorbook_build import ledger
 from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks
+from tensorbook_build.extensions.downloads import is_chapter
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import execution_record
@@ -233,9 +234,8 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     spec = read_spec(app.config.tensorbook_spec)
     ran_on = f"{spec.device} · torch {spec.torch}"
     rows: list[list[nodes.Node | str]] = []
-    for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
-        if "kernelspec" not in env.metadata.get(page, {}):
-            continue
+    chapters = [page for page in env.found_docs if is_chapter(app, page)]
+    for page in sorted(chapters, key=lambda d: (d != env.config.root_doc, d)):
         data = execution_record(env, page)
         if data and data.get("runtime") is not None:
             run = translate("{seconds} s, executed {date}").format(
