@@ -87,7 +87,7 @@ def running(cwd: Path, environment: Mapping[str, str]) -> Iterator[Path]:
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
     ``cwd`` and ``environment`` are the kernels' (the pages' folder, and
-    :func:`~tensorbook_build.execute.kernel_environment`): its children start as fresh ones.
+    :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`): its children start as fresh ones.
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"

@@ -167,7 +167,6 @@ class Readiness:
 
     A pipe: the edition writes one byte (:func:`say_ready`); the driver's read returns
     then, or once the edition and every process that inherited the pipe have ended.
-    A context manager, which closes both ends.
     """
 
     def __init__(self) -> None:
