@@ -86,8 +86,8 @@ def serve(listening: int, parent: int) -> None:
 def running(cwd: Path, environment: Mapping[str, str]) -> Iterator[Path]:
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
-    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and
-    :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`): its children start as fresh ones.
+    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and the spec's
+    :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`): children start as fresh ones.
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"
