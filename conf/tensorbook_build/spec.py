@@ -71,8 +71,8 @@ class BuildSpec:
         spec = cls(**data)
         for name, field in fields.items():
             wanted = {"str": str, "int": int, "bool": bool}[str(field.type)]
-            if type(getattr(spec, name)) is not wanted:
-                msg = f"-D tensorbook_spec: {name} must be a {field.type}, not {getattr(spec, name)!r}"
+            if type(value := getattr(spec, name)) is not wanted:
+                msg = f"-D tensorbook_spec: {name} must be a {field.type}, not {value!r}"
                 raise ValueError(msg)
         return spec
 
