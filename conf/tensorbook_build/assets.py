@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -118,13 +119,10 @@ def _purge_rules(rules: list[Any], keep: SelectorFilter) -> str:  # tinycss2's n
             if rule.value.startswith("!"):  # licences
                 out.append(f"/*{rule.value}*/")
         elif rule.type == "qualified-rule":
-            selectors: list[list[Any]] = [[]]  # split at the commas outside any parentheses
-            for token in rule.prelude:
-                if token == ",":
-                    selectors.append([])
-                else:
-                    selectors[-1].append(token)
-            kept = [s for s in (tinycss2.serialize(s).strip() for s in selectors) if keep(s)]
+            # split at the commas outside any parentheses (those inside are in a block)
+            parts = groupby(rule.prelude, lambda token: token == ",")
+            selectors = (tinycss2.serialize(s).strip() for comma, s in parts if not comma)
+            kept = [s for s in selectors if keep(s)]
             if kept:
                 out.append(f"{','.join(kept)}{{{tinycss2.serialize(rule.content).strip()}}}")
         elif rule.type == "at-rule":

@@ -105,14 +105,9 @@ CUDA_TORCH_SIZE = "about 3 GB, over 5 GB once installed"
 
 
 def install_code(wheel_url: str, version: str) -> str:
-    """The first code cell of a download: what the chapter imports, and only what is missing.
+    """The first code cell of a download: torch and tensorbook ``version``, where missing.
 
-    Where no torch 2.11 or newer is installed, it says which build it installs, why and
-    how large it is, then installs it: where no NVIDIA GPU is found on Linux, the CPU-only
-    build from PyTorch's CPU index, not PyPI's, which brings CUDA's libraries. The
-    reader can choose in the cell's first line. Then the package that made the pages,
-    the wheel at ``wheel_url``, unless ``version`` is installed; it stops, saying what to
-    do, if another version is what Python imports.
+    tensorbook is the wheel at ``wheel_url``; the cell's comments say which torch it installs.
     """
     minimum = ".".join(map(str, TORCH_MINIMUM))
     return textwrap.dedent(
@@ -404,10 +399,9 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
     (the one that installs the package).
     """
     copy = nbformat.from_dict(notebook)
-    for cell in copy.cells:
-        if cell.cell_type == "code":
-            cell.source = shown(cell.source)
-        if cell.cell_type == "code" and TAUGHT_ERROR in cell.metadata.get("tags", []):
+    for cell in (c for c in copy.cells if c.cell_type == "code"):
+        cell.source = shown(cell.source)
+        if TAUGHT_ERROR in cell.metadata.get("tags", []):
             cell.source = (
                 "# The page shows this error on purpose; here it is printed, and the script "
                 "goes on.\n"

@@ -15,14 +15,29 @@ import json
 import shlex
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tensorbook.trace import Event, TraceError, events_from_json, events_to_json
+from tensorbook_build.ledger import read_json
 
 PROVENANCE = ("machine", "gpu", "torch", "python", "date", "commit", "how")
+SCHEMA = {  # the events are checked as they are read (tensorbook.trace.events_from_json)
+    "type": "object",
+    "required": ["provenance", "mask_events", "waits", "sync_debug_warnings"],
+    "properties": {
+        "provenance": {
+            "type": "object",
+            "required": list(PROVENANCE),
+            "properties": {key: {"type": "string", "minLength": 1} for key in PROVENANCE},
+        },
+        "mask_events": {"type": "object", "minProperties": 1},
+        "waits": {"type": "object", "additionalProperties": {"type": "boolean"}},
+        "sync_debug_warnings": {"type": "array", "items": {"type": "string"}},
+    },
+}
 
 
 class EvidenceError(ValueError):
@@ -110,48 +125,23 @@ def _events(path: Path, field: str, rows: object) -> list[Event]:
 
 
 def load(path: Path) -> Evidence:
-    """The evidence in ``path``, checked field by field.
-
-    Raises
-    ------
-    EvidenceError
-        If the file is not JSON as :func:`gather` writes it; the message names the field.
-    """
+    """The evidence in ``path``, checked field by field (:class:`EvidenceError`)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        msg = f"{path}: not readable as JSON: {error}"
-        raise EvidenceError(msg) from None
-    if not isinstance(data, Mapping):
-        msg = f"{path}: an evidence file is a JSON object"
+        data, problem = read_json(path, SCHEMA)
+    except OSError as error:
+        data, problem = None, f"not readable: {error}"
+    if problem:
+        msg = f"{path}: {problem}"
         raise EvidenceError(msg)
-    provenance = data.get("provenance")
-    if not isinstance(provenance, Mapping) or not all(
-        isinstance(provenance.get(key), str) and provenance[key] for key in PROVENANCE
-    ):
-        msg = f"{path}: provenance must name each of {', '.join(PROVENANCE)}"
-        raise EvidenceError(msg)
-    masks = data.get("mask_events")
-    waits = data.get("waits")
-    warned = data.get("sync_debug_warnings")
-    if not isinstance(masks, Mapping) or not masks:
-        msg = f"{path}: mask_events must map each mask spelling to its events"
-        raise EvidenceError(msg)
-    if not isinstance(waits, Mapping) or not all(isinstance(v, bool) for v in waits.values()):
-        msg = f"{path}: waits must map each call to true or false"
-        raise EvidenceError(msg)
-    if not isinstance(warned, list) or not all(isinstance(w, str) for w in warned):
-        msg = f"{path}: sync_debug_warnings must be a list of strings"
-        raise EvidenceError(msg)
-    step = data.get("step_events")
+    masks, step = data["mask_events"], data.get("step_events")
     return Evidence(
         path=path,
-        provenance=dict(provenance),
+        provenance=data["provenance"],
         mask_events={s: _events(path, f"mask_events[{s!r}]", rows) for s, rows in masks.items()},
         step_marks=_events(path, "step_marks", data.get("step_marks")),
         step_events=None if step is None else _events(path, "step_events", step),
-        waits=dict(waits),
-        sync_debug_warnings=list(warned),
+        waits=data["waits"],
+        sync_debug_warnings=data["sync_debug_warnings"],
     )
 
 

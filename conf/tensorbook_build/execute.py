@@ -35,14 +35,10 @@ def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
 @cache
 def package_modules(src_dir: Path) -> dict[str, Path]:
     """Map every module of the package under ``src_dir`` to its file."""
-    root = src_dir / "tensorbook"
-    modules = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(src_dir).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        modules[".".join(parts)] = path
-    return modules
+    return {
+        ".".join(path.relative_to(src_dir).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in sorted((src_dir / "tensorbook").rglob("*.py"))
+    }
 
 
 @cache

@@ -83,13 +83,11 @@ def serve(listening: int, parent: int) -> None:
 
 
 @contextlib.contextmanager
-def running(
-    cwd: Path, environment: Mapping[str, str], python: str = sys.executable
-) -> Iterator[Path]:
+def running(cwd: Path, environment: Mapping[str, str]) -> Iterator[Path]:
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
-    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and
-    :func:`~tensorbook_build.execute.kernel_environment`): its children start as fresh ones.
+    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and the spec's
+    :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`): children start as fresh ones.
     """
     folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
     socket_path = folder / "socket"
@@ -98,7 +96,7 @@ def running(
         listener.bind(str(socket_path))
         listener.listen(8)
         fd = listener.fileno()
-        command = [python, "-m", __name__, str(fd), str(os.getpid())]
+        command = [sys.executable, "-m", __name__, str(fd), str(os.getpid())]
         process = subprocess.Popen(
             command, cwd=cwd, env=dict(environment), pass_fds=[fd], process_group=0
         )

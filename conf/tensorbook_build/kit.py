@@ -72,8 +72,8 @@ FAILURE_LINES = {
     ),
     "cpu-book": re.compile(r"^(ERROR: .*|tensorbook_build: .* failed)$"),
     "record": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
-    "record-cpu": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
 }
+FAILURE_LINES["record-cpu"] = FAILURE_LINES["record"]
 
 
 @dataclass

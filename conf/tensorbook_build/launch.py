@@ -34,10 +34,10 @@ _PR_SET_PDEATHSIG = 1
 _forking = os.getpid()  # the process that forked this one, set just before each fork
 
 
-def die_with_parent(parent: int, signal_number: int = signal.SIGKILL) -> None:
+def die_with_parent(parent: int) -> None:
     """In a new child of ``parent``: have Linux end it when ``parent`` ends."""
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal_number)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it ended before the request took effect
         os._exit(1)
 
@@ -167,7 +167,6 @@ class Readiness:
 
     A pipe: the edition writes one byte (:func:`say_ready`); the driver's read returns
     then, or once the edition and every process that inherited the pipe have ended.
-    A context manager, which closes both ends.
     """
 
     def __init__(self) -> None:

@@ -185,13 +185,19 @@ def _fail(path: Path, problem: str) -> RecordingError:
     )
 
 
-def load_recording(path: Path) -> Recording:
-    """Read and check one recording: a :class:`RecordingError` names the field and the fix."""
+def read_json(path: Path, schema: Mapping[str, Any]) -> tuple[Any, str]:
+    """The data in ``path`` and :func:`schema_problem`'s answer for it (``""``: none)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise _fail(path, f"field (top level): not JSON ({error})") from None
-    if problem := schema_problem(data, SCHEMA):
+        return None, f"field (top level): not JSON ({error})"
+    return data, schema_problem(data, schema)
+
+
+def load_recording(path: Path) -> Recording:
+    """Read and check one recording: a :class:`RecordingError` names the field and the fix."""
+    data, problem = read_json(path, SCHEMA)
+    if problem:
         raise _fail(path, problem)
     if data["kind"] != path.parent.name:
         raise _fail(path, f"field kind: {data['kind']!r}, but the file is in {path.parent.name}/")

@@ -42,10 +42,7 @@ def capture_provenance(device: str, command: str) -> dict[str, Any]:
     commit = source_commit(LAYOUT.root, SOURCES)
     gpu = None
     if device.startswith("cuda"):
-        index = torch.device(device).index
-        props = torch.cuda.get_device_properties(
-            torch.cuda.current_device() if index is None else index
-        )
+        props = torch.cuda.get_device_properties(device)  # "cuda": the current one
         query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
         try:
             driver = subprocess.run(query, capture_output=True, text=True, check=True, timeout=30)

@@ -52,13 +52,13 @@ class BuildSpec:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str, given_by: str = "-D tensorbook_spec") -> BuildSpec:
+    def from_json(cls, text: str) -> BuildSpec:
         """Read a spec that :meth:`to_json` wrote; ``ValueError`` naming what is wrong."""
         fix = "let python -m tensorbook_build write it, or give -D tensorbook_device instead"
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            msg = f"{given_by} is not JSON ({error}); {fix}"
+            msg = f"-D tensorbook_spec is not JSON ({error}); {fix}"
             raise ValueError(msg) from None
         fields = {f.name: f for f in dataclasses.fields(cls)}
         required = {n for n, f in fields.items() if f.default is dataclasses.MISSING}
@@ -66,13 +66,13 @@ class BuildSpec:
         unknown = sorted(set(data) - set(fields)) if isinstance(data, dict) else []
         if missing or unknown:
             problem = f"missing {', '.join(missing)}" if missing else f"unknown {unknown}"
-            msg = f"{given_by} is not a build spec ({problem}); {fix}"
+            msg = f"-D tensorbook_spec is not a build spec ({problem}); {fix}"
             raise ValueError(msg)
         spec = cls(**data)
         for name, field in fields.items():
             wanted = {"str": str, "int": int, "bool": bool}[str(field.type)]
-            if type(getattr(spec, name)) is not wanted:
-                msg = f"{given_by}: {name} must be a {field.type}, not {getattr(spec, name)!r}"
+            if type(value := getattr(spec, name)) is not wanted:
+                msg = f"-D tensorbook_spec: {name} must be a {field.type}, not {value!r}"
                 raise ValueError(msg)
         return spec
 

@@ -29,30 +29,13 @@ class deeper_end(nodes.General, nodes.Element):
     """Where a deeper section closes."""
 
 
-class DeeperStart(folds.MarkerStart):
-    """``{deeper-start}``, whose content is the label the reader clicks."""
-
-    start, summary, fold_name = deeper_start, deeper_summary, "deeper"
-    example_label = "Deeper: how torch picks a result's type"
-
-
-class DeeperEnd(folds.MarkerEnd):
-    """``{deeper-end}``."""
-
-    end = deeper_end
-
-
 def _check_pairs(_app: Sphinx, doctree: nodes.document) -> None:
-    """Every start is followed, among its siblings, by its end, with no start between."""
     folds.check_pairs(doctree, deeper_start, deeper_end, "deeper")
 
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directives and the pairing check."""
-    folds.add_node(app, deeper_start, ('<details class="deeper">', ""))
-    folds.add_node(app, deeper_summary, ("<summary>", "</summary>"), folds.LATEX_SUMMARY)
-    folds.add_node(app, deeper_end, ("</details>", ""), folds.LATEX_END)
-    app.add_directive("deeper-start", DeeperStart)
-    app.add_directive("deeper-end", DeeperEnd)
+    label = "Deeper: how torch picks a result's type"  # an example, for the error message
+    folds.add_fold(app, "deeper", folds.Fold(deeper_start, deeper_summary, deeper_end, label))
     hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,7 @@ label and an end; :func:`check_pairs` stops a build whose markers do not pair.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -54,45 +54,56 @@ def skip(self: nodes.NodeVisitor, node: nodes.Node) -> None:
     raise nodes.SkipNode
 
 
-class MarkerStart(SphinxDirective):
-    """A fold's start marker, whose content is the label the reader clicks.
+class Fold(NamedTuple):
+    """A kind of fold written in the pages: its nodes, and a label for the error message."""
 
-    A subclass names its nodes: ``start`` (the marker) and ``summary`` (the label, a
-    text element, so that it is translated like a paragraph), ``fold_name``, the
-    directive's name without ``-start``, and ``example_label`` for the error message.
-    """
+    start: type[nodes.Element]  # the start marker, which holds the summary
+    summary: type[nodes.TextElement]  # the label: a text element, translated like a paragraph
+    end: type[nodes.Element]
+    example_label: str
+
+
+_FOLDS: dict[str, Fold] = {}  # by the markers' directive name without -start or -end
+
+
+def add_fold(app: Sphinx, name: str, fold: Fold) -> None:
+    """Register ``{name}-start`` and ``{name}-end``, folding in HTML as ``<details class=name>``."""
+    _FOLDS[name] = fold
+    add_node(app, fold.start, (f'<details class="{name}">', ""))
+    add_node(app, fold.summary, ("<summary>", "</summary>"), LATEX_SUMMARY)
+    add_node(app, fold.end, ("</details>", ""), LATEX_END)
+    app.add_directive(f"{name}-start", MarkerStart)
+    app.add_directive(f"{name}-end", MarkerEnd)
+
+
+class MarkerStart(SphinxDirective):
+    """A fold's start marker, whose content is the label the reader clicks."""
 
     has_content = True
-    start: type[nodes.Element]
-    summary: type[nodes.TextElement]
-    fold_name: str
-    example_label: str
 
     def run(self) -> list[nodes.Node]:
         """The start marker, holding the label."""
+        name = self.name.removesuffix("-start")
+        fold = _FOLDS[name]
         text = "\n".join(self.content).strip()
         if not text:
-            msg = (
-                f"{self.fold_name}-start needs a label as its content, e.g. {self.example_label!r}"
-            )
+            msg = f"{name}-start needs a label as its content, e.g. {fold.example_label!r}"
             raise self.error(msg)
-        start = self.start()
+        start = fold.start()
         self.set_source_info(start)
         textnodes, messages = self.state.inline_text(text, self.lineno)
-        summary = self.summary(text, "", *textnodes)
+        summary = fold.summary(text, "", *textnodes)
         self.set_source_info(summary)
         start += summary
         return [start, *messages]
 
 
 class MarkerEnd(SphinxDirective):
-    """A fold's end marker; a subclass names its node, ``end``."""
-
-    end: type[nodes.Element]
+    """A fold's end marker."""
 
     def run(self) -> list[nodes.Node]:
         """The end marker."""
-        end = self.end()
+        end = _FOLDS[self.name.removesuffix("-end")].end()
         self.set_source_info(end)
         return [end]
 

@@ -7,11 +7,11 @@ a diff), or stale. ``{build-status} pages`` and ``{build-status} torch``: the st
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -23,6 +23,7 @@ from sphinx.util.docutils import SphinxDirective
 from tensorbook_build import ledger
 from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks
+from tensorbook_build.extensions.downloads import is_chapter
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import execution_record
@@ -169,10 +170,8 @@ def _match(recording: ledger.Recording, index: int, source: str) -> ledger.Cell 
     A recording holds every cell's outputs, so a cell tagged after it was recorded shows
     them too: the page's tag, not the recording's, says what is shown.
     """
-    found = next((c for c in recording.cells if c.index == index), None)
-    if found is not None:
-        return found
-    return next((c for c in recording.cells if c.source == source), None)
+    at_index = next((c for c in recording.cells if c.index == index), None)
+    return at_index or next((c for c in recording.cells if c.source == source), None)
 
 
 class BuildStatus(SphinxDirective):
@@ -235,9 +234,8 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     spec = read_spec(app.config.tensorbook_spec)
     ran_on = f"{spec.device} · torch {spec.torch}"
     rows: list[list[nodes.Node | str]] = []
-    for page in sorted(env.found_docs, key=lambda d: (d != env.config.root_doc, d)):
-        if "kernelspec" not in env.metadata.get(page, {}):
-            continue
+    chapters = [page for page in env.found_docs if is_chapter(app, page)]
+    for page in sorted(chapters, key=lambda d: (d != env.config.root_doc, d)):
         data = execution_record(env, page)
         if data and data.get("runtime") is not None:
             run = translate("{seconds} s, executed {date}").format(
@@ -270,13 +268,9 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
     """The compatibility runs (``nox -s compat`` writes them); a broken file stops the build."""
     if not path.is_file():
         return []
-    try:
-        runs: list[dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        problem = f"not JSON ({error})"
-    else:
-        if not (problem := ledger.schema_problem(runs, COMPAT_SCHEMA)):
-            return runs
+    runs, problem = ledger.read_json(path, COMPAT_SCHEMA)
+    if not problem:
+        return cast(list[dict[str, str]], runs)
     fix = "it is written by nox -s compat: run it again, or restore the file"
     logger.error("%s: %s; %s", path, problem, fix, type="tensorbook", subtype="ledger")
     return []
@@ -289,12 +283,9 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
     for recording in found:
         marked = [cell for cell in recording.cells if cell.marked]
         stale = sum(ledger.freshness(c, *current.get(c.index, ("", {}))).stale for c in marked)
-        state = (
-            translate("{count} stale cells").format(count=stale) if stale else translate("fresh")
-        )
-        parts.append(
-            f"{recording.provenance['model']} · {recording.provenance['run_date']} · {state}"
-        )
+        state = translate("{count} stale cells" if stale else "fresh").format(count=stale)
+        p = recording.provenance
+        parts.append(f"{p['model']} · {p['run_date']} · {state}")
     return "; ".join(parts) or translate("none")
 
 

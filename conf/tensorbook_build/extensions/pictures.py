@@ -106,11 +106,10 @@ def _element(tag: str, a: dict[str, str], text: str, scale: float) -> str:
     if "stroke-dasharray" in a:
         options.append("dashed")
     if tag == "rect":
-        x, y = float(a["x"]), float(a["y"])
-        w, h = float(a["width"]), float(a["height"])
-        command = r"\draw" if "stroke" in a else r"\fill"
-        if command == r"\fill" and not options:
+        x, y, w, h = (float(a[name]) for name in ("x", "y", "width", "height"))
+        if "stroke" not in a and not options:
             return ""
+        command = r"\draw" if "stroke" in a else r"\fill"
         shown = f"[{','.join(options)}]" if options else ""
         return f"{command}{shown} ({_fmt(x)},{_fmt(y)}) rectangle ({_fmt(x + w)},{_fmt(y + h)});"
     if tag == "line":  # in ink: dashed, or faint (a grid line)

@@ -27,34 +27,13 @@ class solution_end(nodes.General, nodes.Element):
     """Where a solution closes."""
 
 
-class SolutionStart(folds.MarkerStart):
-    """``{solution-start}``, whose content is the label the reader clicks."""
-
-    start, summary, fold_name, example_label = (
-        solution_start,
-        solution_summary,
-        "solution",
-        "Solution",
-    )
-
-
-class SolutionEnd(folds.MarkerEnd):
-    """``{solution-end}``."""
-
-    end = solution_end
-
-
 def _check_pairs(_app: Sphinx, doctree: nodes.document) -> None:
-    """Every start is followed, among its siblings, by its end, with no start between."""
     folds.check_pairs(doctree, solution_start, solution_end, "solution")
 
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the nodes, the directives and the pairing check."""
-    folds.add_node(app, solution_start, ('<details class="solution">', ""))
-    folds.add_node(app, solution_summary, ("<summary>", "</summary>"), folds.LATEX_SUMMARY)
-    folds.add_node(app, solution_end, ("</details>", ""), folds.LATEX_END)
-    app.add_directive("solution-start", SolutionStart)
-    app.add_directive("solution-end", SolutionEnd)
+    fold = folds.Fold(solution_start, solution_summary, solution_end, example_label="Solution")
+    folds.add_fold(app, "solution", fold)
     hooks.connect(app, __name__)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -45,14 +45,10 @@ def copybutton_static() -> str:
 
 def _without_repeats(paths: list[str], confdir: str) -> list[str]:
     """The first of each folder, in the order given (a relative path is from conf/)."""
-    seen: set[Path] = set()
-    kept = []
+    kept: dict[Path, str] = {}  # by folder: the first path to it
     for path in paths:
-        where = Path(confdir, path).resolve()
-        if where not in seen:
-            seen.add(where)
-            kept.append(path)
-    return kept
+        kept.setdefault(Path(confdir, path).resolve(), path)
+    return list(kept.values())
 
 
 _BEGAN: list[str] = []  # templates_path as conf.py gave it
