@@ -268,7 +268,8 @@ def tests(session: nox.Session) -> None:
     """Run the whole suite, every tier but the PDF's, as CI does, on --device (default cpu)."""
     _install(session, "test", "docs")
     _browser_tools(session)
-    session.run("pytest", "-m", SUITE, *session.posargs)
+    # the slowest tests named at the end: where the suite's minutes go (conf/README.md)
+    session.run("pytest", "-m", SUITE, "--durations=25", *session.posargs)
 
 
 @nox.session(reuse_venv=True, default=False)
