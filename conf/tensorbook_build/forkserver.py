@@ -65,7 +65,8 @@ def serve(listening: int, parent: int) -> None:
             task = json.loads(connection.makefile("r", encoding="utf-8").readline())
             if task.get("status"):
                 status = {"pid": server, "cuda_initialized": torch.cuda.is_initialized()}
-                connection.sendall(json.dumps(status).encode() + b"\n")
+                with contextlib.suppress(OSError):  # whoever asked may have gone
+                    connection.sendall(json.dumps(status).encode() + b"\n")
                 continue
             child = os.fork()
             if child == 0:
@@ -79,7 +80,11 @@ def serve(listening: int, parent: int) -> None:
                     task["env"],
                     partial(_detach, server, task["cwd"]),
                 )
-            connection.sendall(f"{child}\n".encode())
+            try:
+                connection.sendall(f"{child}\n".encode())
+            except OSError:  # the reader that asked is gone (a stopped build): so is its use
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signal.SIGKILL)
 
 
 @contextlib.contextmanager
