@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = [
-    "ENV_VAR",
     "Choice",
     "DeviceUnavailableError",
     "choose_device",
@@ -32,9 +31,6 @@ __all__ = [
     "main",
     "resolve_device",
 ]
-
-ENV_VAR = DEVICE_VARIABLE
-"""Name of the environment variable read when no device is passed."""
 
 _SPELLINGS = "'auto', 'cpu', 'cuda' or 'cuda:N'"
 _CUDA_PATTERN = re.compile(r"cuda(?::(\d+))?")
@@ -128,8 +124,8 @@ def choose_device(
     """
     if given is not None:
         source = given_by
-    elif environ.get(ENV_VAR, "").strip():
-        given, source = environ[ENV_VAR], f"environment variable {ENV_VAR}"
+    elif environ.get(DEVICE_VARIABLE, "").strip():
+        given, source = environ[DEVICE_VARIABLE], f"environment variable {DEVICE_VARIABLE}"
     else:
         given, source = default, "the default"
     if not isinstance(given, str):

@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from tensorbook.device import (
-    ENV_VAR,
     DeviceUnavailableError,
     choose_device,
     describe_device,
     resolve_device,
 )
+from tensorbook.environment import DEVICE_VARIABLE
 
 HAS_CUDA = torch.cuda.is_available()
 needs_no_cuda = pytest.mark.skipif(
@@ -30,24 +30,24 @@ def test_cpu_spellings(spec):
 
 
 def test_none_reads_the_environment_variable(monkeypatch):
-    monkeypatch.setenv(ENV_VAR, "cpu")
+    monkeypatch.setenv(DEVICE_VARIABLE, "cpu")
     assert resolve_device(None) == torch.device("cpu")
-    monkeypatch.setenv(ENV_VAR, "tpu")
+    monkeypatch.setenv(DEVICE_VARIABLE, "tpu")
     with pytest.raises(ValueError, match=r"unknown device 'tpu'"):
         resolve_device(None)
 
 
 def test_none_without_the_variable_means_auto(monkeypatch):
-    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.delenv(DEVICE_VARIABLE, raising=False)
     assert resolve_device(None) == resolve_device("auto")
 
 
 @pytest.mark.parametrize(
     ("given", "environ", "source"),
     [
-        ("cpu", {ENV_VAR: "tpu"}, "--device"),  # the argument, not the variable, is read
-        (None, {ENV_VAR: " cpu "}, f"environment variable {ENV_VAR}"),
-        (None, {ENV_VAR: " "}, "the default"),
+        ("cpu", {DEVICE_VARIABLE: "tpu"}, "--device"),  # the argument, not the variable, is read
+        (None, {DEVICE_VARIABLE: " cpu "}, f"environment variable {DEVICE_VARIABLE}"),
+        (None, {DEVICE_VARIABLE: " "}, "the default"),
         (None, {}, "the default"),
     ],
 )
@@ -58,8 +58,8 @@ def test_a_choice_names_its_source(given, environ, source):
 @pytest.mark.parametrize(
     ("given", "environ", "source"),
     [
-        ("tpu", {ENV_VAR: "cuda:99"}, "--device"),
-        (None, {ENV_VAR: "cuda:99"}, f"environment variable {ENV_VAR}"),
+        ("tpu", {DEVICE_VARIABLE: "cuda:99"}, "--device"),
+        (None, {DEVICE_VARIABLE: "cuda:99"}, f"environment variable {DEVICE_VARIABLE}"),
         (None, {}, "the default"),
     ],
 )
@@ -120,8 +120,8 @@ def test_explicit_cuda_without_cuda_is_an_error_not_a_fallback(spec):
 
 @needs_no_cuda
 def test_cuda_from_the_environment_names_the_variable(monkeypatch):
-    monkeypatch.setenv(ENV_VAR, "cuda")
-    with pytest.raises(DeviceUnavailableError, match=f"environment variable {ENV_VAR}"):
+    monkeypatch.setenv(DEVICE_VARIABLE, "cuda")
+    with pytest.raises(DeviceUnavailableError, match=f"environment variable {DEVICE_VARIABLE}"):
         resolve_device()
 
 
