@@ -74,7 +74,7 @@ def source_hash(code: str) -> str:
 
 
 def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """A cell's outputs as the page shows them: text, or a figure's PNG (base64).
+    """A cell's outputs as the page shows them: text, an SVG picture, or a figure's PNG (base64).
 
     Consecutive streams are joined: how printed text is chunked depends on when the
     kernel flushed.
@@ -91,6 +91,10 @@ def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
             shown.append({"text": f"{output['ename']}: {output['evalue']}"})
         elif any(mime.startswith("application/papermill.record/") for mime in data):
             continue  # glued: not shown
+        elif (
+            "image/svg+xml" in data
+        ):  # a picture (tensorbook.draw): the page shows it, not its title
+            shown.append({"svg": data["image/svg+xml"]})
         elif "image/png" in data:
             shown.append({"png": data["image/png"]})
         elif "text/plain" in data:
@@ -108,6 +112,8 @@ def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
         if "text" in item:
             kept = [x for x in item["text"].split("\n") if parse(DEVICE_LINE, x) is None]
             digest.update(("text\0" + "\n".join(kept) + "\0").encode())
+        elif "svg" in item:
+            digest.update(b"svg\0" + item["svg"].encode() + b"\0")
         else:
             digest.update(b"image\0" + base64.b64decode(item["png"]) + b"\0")
     return digest.hexdigest()[:16]
@@ -140,9 +146,12 @@ def recording_from_notebook(
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []  # every cell's: which the page shows is its tag's to say, now or later
         for number, item in enumerate(shown):
-            if "png" in item:
-                figure = f"{page}/cell-{index}-{number}.png"
-                figures[figure] = base64.b64decode(item["png"])
+            if "png" in item or "svg" in item:
+                suffix = "svg" if "svg" in item else "png"
+                figure = f"{page}/cell-{index}-{number}.{suffix}"
+                figures[figure] = (
+                    item["svg"].encode() if "svg" in item else base64.b64decode(item["png"])
+                )
                 item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
             outputs.append(item)
         digest = output_digest(shown)
@@ -159,7 +168,7 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     if problem := schema_problem(json.loads(text), SCHEMA):  # checked before anything is lost
         raise _fail(path, problem)
-    for old in (folder / data["page"]).glob("*.png"):
+    for old in figure_files(folder / data["page"]):
         old.unlink()
     for name, content in figures.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -167,6 +176,11 @@ def write_recording(root: Path, data: Mapping[str, Any], figures: Mapping[str, b
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def figure_files(folder: Path) -> list[Path]:
+    """The figures of one page's recording, in ``folder`` (``<kind>/<page>``): PNG and SVG."""
+    return sorted([*folder.glob("cell-*.png"), *folder.glob("cell-*.svg")])
 
 
 def schema_problem(data: object, schema: Mapping[str, Any]) -> str:

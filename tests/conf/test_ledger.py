@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from tests.support.book import ROOT
 
+from tensorbook.draw.curves import curves_picture
 from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
 from tensorbook_build.execute import Cell, read_page
 from tensorbook_build.kit import add_result, run_kit
@@ -46,6 +47,7 @@ PROVENANCE = {
     "run_date": "2026-12-01",
     "command": "written by tests/conf/test_ledger.py",
 }  # fmt: skip
+PICTURE = curves_picture([1.0, 0.5], [1.1, 0.7], name="test data")
 WORDS = {"measured": "Book:", "holds": "Holds here.", "fails": "Fails here:"}
 
 
@@ -67,6 +69,9 @@ def _notebook(printed: str = "on cuda:0", device_line: str = "") -> dict:
                 nbformat.v4.new_output("stream", name="stdout", text=printed[:3]),
                 nbformat.v4.new_output("stream", name="stdout", text=printed[3:] + "\n"),
                 nbformat.v4.new_output("display_data", data={"image/png": PNG}),
+                nbformat.v4.new_output(
+                    "display_data", data={"image/svg+xml": PICTURE.svg, "text/plain": repr(PICTURE)}
+                ),
             ],
         ),
         nbformat.v4.new_code_cell(
@@ -93,6 +98,10 @@ def test_a_recording_keeps_every_cell_s_outputs_with_their_provenance(tmp_path):
     assert marked[0].outputs[0] == {"text": "on cuda:0"}
     figure = recording.path.parent / marked[0].outputs[1]["image"]
     assert figure.read_bytes() == b"\x89PNG test figure"
+    # a picture is kept whole, as the page shows it, not as its title
+    picture = recording.path.parent / marked[0].outputs[2]["image"]
+    assert picture.name == "cell-2-2.svg"
+    assert picture.read_text(encoding="utf-8") == PICTURE.svg
     # an unmarked cell's outputs too, so that a cell tagged after it was recorded shows them
     unmarked = {c.index: c.outputs for c in recording.cells if not c.marked}
     assert unmarked[3] == ({"text": "4"},)
@@ -108,7 +117,7 @@ def test_a_recording_keeps_every_cell_s_outputs_with_their_provenance(tmp_path):
         (lambda d: d["provenance"].pop("torch"), "provenance: 'torch' is a required property"),
         (lambda d: d["provenance"].update(threads="one"), "provenance.threads: 'one' is not of"),
         (lambda d: d["cells"][1].update(marked="yes"), "cells[1].marked: 'yes' is not of type"),
-        (lambda d: d["cells"][1]["outputs"].append({}), "cells[1].outputs[2]: {} should be non"),
+        (lambda d: d["cells"][1]["outputs"].append({}), "cells[1].outputs[3]: {} should be non"),
         (lambda d: d["cells"][0]["modules"].update(x=1), "cells[0].modules.x: 1 is not of type"),
         (lambda d: d.update(kind="other"), "kind: 'other', but the file is in test-gpu/"),
         (lambda d: d.update(extra=1), "(top level): Additional properties are not allowed"),
@@ -300,3 +309,17 @@ def test_the_kit_names_each_failure_by_test_or_page(tmp_path):
     assert failures(Step("book", []), tmp_path, log) == log.splitlines()[1:]
     record = "tensorbook_build.record: speed.md not recorded: it did not execute to its end\n"
     assert failures(Step("record", []), tmp_path, record) == [record.strip()]
+
+
+def test_a_picture_s_drawing_is_in_the_digest_and_a_new_recording_replaces_its_files(tmp_path):
+    first = load_recording(_record(tmp_path))
+    other = curves_picture([1.0, 0.5], [1.1, 0.9], name="test data")  # the same title
+    notebook = _notebook()
+    notebook["cells"][2]["outputs"][3]["data"]["image/svg+xml"] = other.svg
+    notebook["cells"][2]["outputs"].pop(2)  # no PNG this time: the picture is output 1
+    data, figures = recording_from_notebook(notebook, "page", "test-gpu", PROVENANCE)
+    second = load_recording(write_recording(tmp_path, data, figures))
+    assert first.cells[1].digest != second.cells[1].digest
+    folder = tmp_path / "test-gpu" / "page"
+    assert sorted(p.name for p in folder.iterdir()) == ["cell-2-1.svg"]  # nothing left over
+    assert (folder / "cell-2-1.svg").read_text(encoding="utf-8") == other.svg

@@ -23,6 +23,7 @@ from tests.support.book import (
     page,
 )
 
+from tensorbook.draw.curves import curves_picture
 from tensorbook_build.build import sphinx_command
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import TAG, cell_keys, write_recording
@@ -30,6 +31,7 @@ from tensorbook_build.ledger import TAG, cell_keys, write_recording
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 
 LABEL = "Test GPU (test data)"
+PICTURE = curves_picture([1.0, 0.5, 0.25], [1.1, 0.7, 0.8], name="test data")
 PROVENANCE = {
     "device": "cuda:0",
     "model": LABEL,
@@ -48,15 +50,19 @@ PROVENANCE = {
 def _synthetic_recording(tree: Path) -> None:
     """A recording of cuda.md as if a GPU had run it: every marked cell says so."""
     page = read_page((tree / "docs" / "cuda.md").read_text(encoding="utf-8"))
-    records = []
+    records, figures = [], {}
     for index, (source, mods) in cell_keys(page.code, tree / "src").items():
         code = page.code[index]
         marked = TAG in page.cells[index].tags
         # the one-liner prints the device: "cpu" here, as on this build, so "the same"
-        printed = "cpu" if code.strip().endswith("print(chosen)") else f"on {LABEL}, cell {index}"
+        same = code.strip().endswith("print(chosen)")
+        outputs = [{"text": "cpu" if same else f"on {LABEL}, cell {index}"}] if marked else []
+        if marked and not same and not figures:  # the first such cell drew a picture too
+            figures[f"cuda/cell-{index}-1.svg"] = PICTURE.svg.encode()
+            outputs.append({"image": f"cuda/cell-{index}-1.svg"})
         records.append(
             {"index": index, "source": source, "modules": mods, "marked": marked,
-             "digest": "0" * 16, "outputs": [{"text": printed}] if marked else []}
+             "digest": "0" * 16, "outputs": outputs}
         )  # fmt: skip
     data = {
         "schema": 1,
@@ -65,7 +71,7 @@ def _synthetic_recording(tree: Path) -> None:
         "provenance": PROVENANCE,
         "cells": records,
     }
-    write_recording(tree / "docs" / "recorded", data, {})
+    write_recording(tree / "docs" / "recorded", data, figures)
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +124,17 @@ def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, 
     cell = html[: html.index('<details class="tb-recorded">')]
     assert cell.rindex('class="cell_output') > cell.rindex("cell_input")
     assert "tb-recorded-diff" in html  # a small diff for the text that differs
+    # a recorded picture is drawn inline, in the edition's words, like the build's own
+    pictures = [
+        f for f in folds if '<svg xmlns="http://www.w3.org/2000/svg" class="tb-picture"' in f
+    ]
+    assert len(pictures) == 1
+    lowest = (
+        "验证损失最低：第 1 轮"
+        if language != SOURCE_LANGUAGE
+        else "lowest validation loss: epoch 1"
+    )
+    assert f">{lowest}</text>" in pictures[0]
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
@@ -150,6 +167,7 @@ def test_the_pdf_shows_the_recorded_outputs_as_a_labelled_block(ledger_book):
     tex = (build / "latex" / SOURCE_LANGUAGE / "tensorbook.tex").read_text(encoding="utf-8")
     assert f"\\textbf{{recorded on {LABEL}" in tex
     assert f"on {LABEL}, cell" in tex
+    assert "lowest validation loss: epoch 1" in tex  # the recorded picture, drawn in TikZ
 
 
 def test_a_changed_cell_makes_its_recording_stale_and_the_build_says_so(ledger_book):

@@ -22,7 +22,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
 from tensorbook_build.execute import read_page
-from tensorbook_build.extensions import folds, hooks
+from tensorbook_build.extensions import folds, hooks, pictures
 from tensorbook_build.extensions.downloads import is_chapter
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
@@ -118,13 +118,17 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
         source, modules = current.get(index, ("", {}))
         outputs = cell.findall(nodes.literal_block)
         own_texts = [b.astext().rstrip("\n") for b in outputs if "output" in b["classes"]]
+        own_pictures = [
+            n.astext() for n in cell.findall(nodes.raw) if pictures.CLASS in n["classes"]
+        ]
         for recording in recordings:
             recorded = _match(recording, index, source)
             if recorded is None:
                 continue
             state = ledger.freshness(recorded, source, modules)
             texts = [o["text"] for o in recorded.outputs if "text" in o]
-            same = texts == own_texts and all("text" in o for o in recorded.outputs)
+            figures = [_svg(recording, o["image"]) for o in recorded.outputs if "image" in o]
+            same = texts == own_texts and figures == own_pictures  # a PNG is never "the same"
             if state.code_changed:
                 badge = translate(STALE_CODE)
             elif state.stale:
@@ -140,6 +144,9 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             for item in recorded.outputs:
                 if "text" in item:
                     fold += _literal(item["text"], "tb-recorded-output")
+                elif pictures.is_picture(svg := _svg(recording, item["image"])):
+                    # inline, translated and redrawn for the PDF as the build's own pictures are
+                    fold += nodes.raw("", svg, format="html", classes=[pictures.CLASS])
                 else:
                     uri = Path("/", ledger.FOLDER, recording.kind, item["image"]).as_posix()
                     alt = f"{recording.kind}: {Path(item['image']).name}"
@@ -158,6 +165,12 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
         )
     for problem in ledger.unmarked_differences(everyone):
         logger.warning("tensorbook: %s", problem, location=docname)
+
+
+def _svg(recording: ledger.Recording, figure: str) -> str:
+    """A recorded figure's SVG text; ``""`` for a PNG."""
+    path = recording.path.parent / figure
+    return path.read_text(encoding="utf-8") if path.suffix == ".svg" else ""
 
 
 def _literal(text: str, kind: str) -> nodes.literal_block:
@@ -292,7 +305,7 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
 def _files(app: Sphinx, page: str) -> set[Path]:
     """The page's recordings and their figures: it is read again when one changes."""
     found = Path(app.srcdir, ledger.FOLDER).glob(f"*/{page}.json")
-    return {file for path in found for file in (path, *(path.parent / page).glob("*.png"))}
+    return {file for path in found for file in (path, *ledger.figure_files(path.parent / page))}
 
 
 def _outdated(
