@@ -80,7 +80,7 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
             "machine": f"{found['model']}"
             + (f" ({gpu['memory_gib']} GiB, driver {gpu['driver']})" if gpu else "")
             + f", {os.cpu_count()} CPU cores",
-            "gpu": gpu.get("name", ""),
+            "gpu": gpu.get("name", "none: a rehearsal on the CPU"),
             "torch": found["torch"],
             "python": found["python"],
             "numpy": found["numpy"],

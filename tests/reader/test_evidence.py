@@ -15,7 +15,7 @@ from tests.support.book import ROOT
 from tensorbook import speed
 from tensorbook.draw.timeline import find_mark, step_spans
 from tensorbook.trace import is_runtime_call
-from tensorbook_build.evidence import Evidence, EvidenceError, load
+from tensorbook_build.evidence import Evidence, EvidenceError, load, main
 
 FILES = sorted((ROOT / "tests" / "evidence").glob("*.json"))
 WAITING = ("cudaMemcpyAsync", "cudaStreamSynchronize")
@@ -139,3 +139,13 @@ def test_a_broken_evidence_file_names_its_field(tmp_path, change, field):
     broken.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(EvidenceError, match=field):
         load(broken)
+
+
+def test_the_kit_s_rehearsal_on_the_cpu_writes_evidence_that_says_so(tmp_path):
+    """``--device cpu`` rehearses the GPU's step: it writes evidence that reads back,
+    labelled as no GPU's (a rehearsal of the kit once failed here, its file refused)."""
+    out = tmp_path / "evidence.json"
+    assert main(["--device", "cpu", "--out", str(out)]) == 0
+    written = load(out)
+    assert written.provenance["gpu"] == "none: a rehearsal on the CPU"
+    assert written.mask_events  # each mask spelling's profile, as on a GPU
