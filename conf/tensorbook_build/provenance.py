@@ -1,7 +1,7 @@
 """What a page says about the source it was built from, and where to report a problem.
 
-The commit is read from git, with its own date and whether the tree had uncommitted
-changes, else from ``TENSORBOOK_COMMIT`` and ``TENSORBOOK_COMMIT_DATE``. Where
+The commit is the one ``TENSORBOOK_COMMIT`` and ``TENSORBOOK_COMMIT_DATE`` name, else
+git's, with its own date and whether the tree had uncommitted changes. Where
 ``TENSORBOOK_REPOSITORY`` is set, the footer links to a new issue there.
 """
 
@@ -52,18 +52,21 @@ def _git(root: Path, *arguments: str) -> str | None:
 def source_commit(
     root: Path, paths: tuple[str, ...] = (), environ: Mapping[str, str] = os.environ
 ) -> Commit | None:
-    """The commit ``root`` is checked out at, else the one the environment names, else ``None``.
+    """The commit the environment names, else the one ``root`` is checked out at, else ``None``.
 
-    It is modified where ``paths`` (relative to ``root``; none: the whole tree) have changes.
+    A named commit wins: a copy carried to another machine can hold an older ``.git``
+    than its files (the GPU run of 2026-11-26 at 99c1c3a was labelled b95676e+modified so).
+    A checked-out commit is modified where ``paths`` (relative to ``root``; none: the
+    whole tree) have changes.
     """
+    named = environ.get(COMMIT_VARIABLE, "").strip()
+    if named:
+        return Commit(named, environ.get(COMMIT_DATE_VARIABLE, "").strip())
     sha = _git(root, "rev-parse", "--verify", "HEAD")
     if sha:
         date = _git(root, "log", "-1", "--format=%cs", sha) or ""
         status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *paths)
         return Commit(sha, date, modified=bool(status))
-    named = environ.get(COMMIT_VARIABLE, "").strip()
-    if named:
-        return Commit(named, environ.get(COMMIT_DATE_VARIABLE, "").strip())
     return None
 
 

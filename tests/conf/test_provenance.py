@@ -65,6 +65,12 @@ def test_uncommitted_changes_to_the_sources_are_said(repository):
     assert source_commit(repository, ("docs",), {}).modified
 
 
+def test_a_named_commit_wins_over_an_older_git_copied_with_the_files(repository):
+    named = {"TENSORBOOK_COMMIT": "abc123", "TENSORBOOK_COMMIT_DATE": "2026-01-02"}
+    (repository / "docs" / "page.md").write_text("# Files newer than the copied .git\n")
+    assert source_commit(repository, ("docs",), named) == Commit("abc123", "2026-01-02")
+
+
 def test_outside_git_the_environment_names_the_commit_or_nobody_does(tmp_path):
     named = {"TENSORBOOK_COMMIT": "abc123", "TENSORBOOK_COMMIT_DATE": "2026-01-02"}
     assert source_commit(tmp_path, (), named) == Commit("abc123", "2026-01-02")
