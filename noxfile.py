@@ -42,6 +42,7 @@ import logging
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -215,20 +216,41 @@ CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 """The browser the suite and Lighthouse drive (tests/support/browser.py reads the same)."""
 
 
-def _browser_tools(session: nox.Session) -> None:
-    """Debian's Chromium, and axe-core and Lighthouse CI from the npm registry.
+CJK_FONTS = "fonts-noto-cjk"
+"""Debian's Chinese fonts: without one, Chromium draws each Chinese character as a box a
+third as wide, and the zh_CN edition's widths would be measured on those boxes."""
 
-    Chromium is installed where it is missing and we may (root, with apt-get):
-    Playwright's own browser download cannot work where only registries are reachable.
+
+def _has_chinese_font() -> bool:
+    """Whether fontconfig, which Chromium asks, knows a font with Chinese characters."""
+    try:
+        found = subprocess.run(
+            ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=False
+        )
+    except OSError:  # no fontconfig tools: Chromium's own check in the tests decides
+        return True
+    return bool(found.stdout.strip())
+
+
+def _browser_tools(session: nox.Session) -> None:
+    """Debian's Chromium and Chinese fonts, and axe-core and Lighthouse CI from npm.
+
+    Chromium and the fonts are installed where they are missing and we may (root, with
+    apt-get): Playwright's own browser download cannot work where only registries are
+    reachable.
     """
-    if shutil.which(CHROMIUM) is None:
+    missing = [
+        *(["chromium"] if shutil.which(CHROMIUM) is None else []),
+        *([CJK_FONTS] if not _has_chinese_font() else []),
+    ]
+    if missing:
         if os.geteuid() != 0 or shutil.which("apt-get") is None:
             session.error(
-                f"no Chromium at {CHROMIUM}: install Debian's with 'sudo apt-get install "
-                "chromium', or point TENSORBOOK_CHROMIUM at one"
+                f"missing: {', '.join(missing)}; install Debian's with 'sudo apt-get install "
+                f"{' '.join(missing)}' (or point TENSORBOOK_CHROMIUM at a Chromium)"
             )
         session.run("apt-get", "update", "-qq", external=True)
-        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
+        session.run("apt-get", "install", "-y", "-qq", *missing, external=True)
     session.run("npm", "ci", "--prefix", "tests/browser", "--no-audit", "--no-fund", external=True)
 
 
