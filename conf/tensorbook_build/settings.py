@@ -104,8 +104,7 @@ EXTENSIONS = (
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # each page a chapter of the PDF
-    "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
-    "tensorbook_build.extensions.deeper",  # optional deeper sections, folded, executed
+    "tensorbook_build.extensions.folds",  # solutions and deeper sections, folded, executed
     "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
     # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
     "tensorbook_build.extensions.finish",
