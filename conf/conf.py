@@ -1,5 +1,16 @@
 """How the book is built: ``sphinx-build -c conf docs <out>`` (``python -m tensorbook_build``,
-which ``nox -s docs`` runs, does it for every edition)."""
+which ``nox -s docs`` runs, does it for every edition).
+
+This file sets what every edition shares. The command line chooses the edition
+(``-D language``) and what its pages execute with (``-D tensorbook_spec``, which the
+driver resolves, else ``-D tensorbook_device``), which Sphinx applies after this file has
+run; ``tensorbook_build.extensions.configuration.derived`` then derives, in one place,
+every value that depends on them: ``tensorbook_spec``; ``html_baseurl``, ``ogp_site_url``
+and the ``og:locale`` tag in ``ogp_custom_meta_tags`` (from ``tensorbook_base_url``);
+``html_search_options``' word list; the commit and the PDF in ``html_context``;
+copybutton's folder in ``html_static_path``; and ``latex_elements``' preamble.
+``tensorbook_repository``, unset here, is ``$TENSORBOOK_REPOSITORY``.
+"""
 
 import importlib.metadata
 from pathlib import Path
@@ -35,14 +46,14 @@ templates_path = [str(Path(__file__).resolve().parent / "_templates")]
 html_static_path = ["_static"]
 # The values below that Sphinx or an extension would set once the build has begun are
 # given here, so that each build begins with the configuration the last one ended with
-# (tensorbook_build.extensions.steady says why, and settles the two lists they append to).
+# (tensorbook_build.extensions.configuration says why, and settles two lists they append to).
 # Sphinx's HTML builder gives a stylesheet of conf.py priority 800, after the extensions'
 html_css_files = [("tensorbook.css", {"priority": 800})]
 
 # -- Strictness (with -W -n from the command line) ----------------------------------------
 nitpicky = True
 
-# -- Execution (the device: tensorbook_build.extensions.execution) ------------------------
+# -- Execution (the device: -D tensorbook_device, or the driver's spec) -------------------
 nb_execution_mode = "cache"
 # A failed cell is a warning that names the file holding its traceback; the build goes
 # on, and tensorbook_build.extensions.outputs adds the page, cell and line (-W fails it).
@@ -68,7 +79,7 @@ html_title = "tensorbook"
 html_favicon = "_static/favicon.svg"
 # for the canonical links, the sitemap and the social card
 tensorbook_base_url = site_base_url()
-# each edition's address and og:locale are set by tensorbook_build.extensions.editions
+# each edition's address and og:locale: tensorbook_build.extensions.configuration
 ogp_image = "_static/social-card.png"
 ogp_image_alt = "tensorbook: PyTorch from the ground up"
 ogp_type = "article"

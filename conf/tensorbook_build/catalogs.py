@@ -7,6 +7,7 @@ quietly turn a sentence back into English.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -24,6 +25,19 @@ def read_catalog(po_path: Path) -> Catalog:
     """A catalog as Babel reads it, refusing what Babel can tell is invalid."""
     with po_path.open("rb") as file:
         return read_po(file, abort_invalid=True)
+
+
+def catalog_folders(srcdir: str | Path, locale_dirs: Iterable[str], language: str) -> list[Path]:
+    """One language's catalog folders, in Sphinx's order of precedence (``locale_dirs``)."""
+    return [Path(srcdir, d, language, "LC_MESSAGES") for d in locale_dirs]
+
+
+def page_translations(folders: list[Path], domain: str) -> dict[str, str]:
+    """One page's translations (``domain``: its catalog's name), the first folder's winning."""
+    found: dict[str, str] = {}
+    for folder in reversed(folders):
+        found |= translations(folder / f"{domain}.po")
+    return found
 
 
 def translations(po_path: Path) -> dict[str, str]:

@@ -92,20 +92,19 @@ float sums, and so printed digits, independent of how many cores the machine has
 
 EXTENSIONS = (
     "myst_nb",
+    "tensorbook_build.extensions.configuration",  # the values derived per edition
     "tensorbook_build.extensions.execution",  # device, kernels' environment, cache keys
     "tensorbook_build.extensions.outputs",  # exact printed text; failures name the cell
     "tensorbook_build.extensions.pysource",  # a program's real source, without docstrings
     "tensorbook_build.extensions.mathml",  # math rendered at build time, no script
-    "tensorbook_build.extensions.editions",  # languages, catalogs, switcher, addresses
+    "tensorbook_build.extensions.editions",  # untranslated messages, switcher, outputs' words
     "tensorbook_build.extensions.pictures",  # tensorbook.draw's SVG inline, translated
     "tensorbook_build.extensions.downloads",  # each chapter as a notebook and a script
     "sphinx_copybutton",
-    "tensorbook_build.extensions.steady",  # a build ends with the configuration it began with
     "sphinxext.opengraph",  # Open Graph metadata and the page's description
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
-    "tensorbook_build.extensions.latex",  # the PDF's chapters and punctuation
-    "tensorbook_build.extensions.solutions",  # exercises' solutions, folded, executed
-    "tensorbook_build.extensions.deeper",  # optional deeper sections, folded, executed
+    "tensorbook_build.extensions.latex",  # each page a chapter of the PDF
+    "tensorbook_build.extensions.folds",  # solutions and deeper sections, folded, executed
     "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
     # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
     "tensorbook_build.extensions.finish",

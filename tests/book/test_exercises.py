@@ -9,7 +9,7 @@ from docutils import nodes
 from docutils.utils import new_document
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 
-from tensorbook_build.extensions import solutions
+from tensorbook_build.extensions import folds
 
 EXERCISE = re.compile(r"^\*\*(\d+)\. [^*]+\*\*", re.MULTILINE)
 SOLUTION = re.compile(
@@ -45,27 +45,27 @@ def _section(*children: nodes.Node) -> nodes.document:
     return document
 
 
-def _start() -> solutions.solution_start:
-    start = solutions.solution_start()
+def _start() -> folds.solution_start:
+    start = folds.solution_start()
     start.source, start.line = "page.md", 7
     return start
 
 
 def test_paired_solution_markers_pass():
-    doctree = _section(_start(), nodes.paragraph(text="cells"), solutions.solution_end())
-    solutions._check_pairs(None, doctree)
+    doctree = _section(_start(), nodes.paragraph(text="cells"), folds.solution_end())
+    folds._check_pairs(None, doctree)
 
 
 @pytest.mark.parametrize(
     ("children", "message"),
     [
         (lambda: [_start(), nodes.paragraph(text="cells")], "without a solution-end"),
-        (lambda: [solutions.solution_end()], "solution-end without a solution-start"),
-        (lambda: [_start(), _start(), solutions.solution_end()], "before the next"),
+        (lambda: [folds.solution_end()], "solution-end without a solution-start"),
+        (lambda: [_start(), _start(), folds.solution_end()], "before the next"),
     ],
 )
 def test_an_unpaired_solution_marker_fails_the_build_naming_the_place(children, message, caplog):
-    solutions._check_pairs(None, _section(*children()))
+    folds._check_pairs(None, _section(*children()))
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1, caplog.text
     assert message in errors[0].getMessage()

@@ -9,7 +9,7 @@ from docutils import nodes
 from docutils.utils import new_document
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, page
 
-from tensorbook_build.extensions import deeper
+from tensorbook_build.extensions import folds
 
 LABEL = re.compile(r"^```\{deeper-start\}\n(.+?)\n```", re.MULTILINE)
 
@@ -22,16 +22,14 @@ def _section(*children: nodes.Node) -> nodes.document:
     return document
 
 
-def _start() -> deeper.deeper_start:
-    start = deeper.deeper_start()
+def _start() -> folds.deeper_start:
+    start = folds.deeper_start()
     start.source, start.line = "page.md", 7
     return start
 
 
 def test_paired_deeper_markers_pass(caplog):
-    deeper._check_pairs(
-        None, _section(_start(), nodes.paragraph(text="cells"), deeper.deeper_end())
-    )
+    folds._check_pairs(None, _section(_start(), nodes.paragraph(text="cells"), folds.deeper_end()))
     assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
 
 
@@ -39,12 +37,12 @@ def test_paired_deeper_markers_pass(caplog):
     ("children", "message"),
     [
         (lambda: [_start(), nodes.paragraph(text="cells")], "deeper-start without a deeper-end"),
-        (lambda: [deeper.deeper_end()], "deeper-end without a deeper-start"),
-        (lambda: [_start(), _start(), deeper.deeper_end()], "before the next"),
+        (lambda: [folds.deeper_end()], "deeper-end without a deeper-start"),
+        (lambda: [_start(), _start(), folds.deeper_end()], "before the next"),
     ],
 )
 def test_an_unpaired_deeper_marker_fails_the_build_naming_the_place(children, message, caplog):
-    deeper._check_pairs(None, _section(*children()))
+    folds._check_pairs(None, _section(*children()))
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1, caplog.text
     assert message in errors[0].getMessage()

@@ -18,7 +18,7 @@ from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn
 
 from tensorbook_build import upstream
-from tensorbook_build.extensions import steady
+from tensorbook_build.extensions import configuration
 from tensorbook_build.settings import LAYOUT
 
 
@@ -58,10 +58,10 @@ def test_nothing_else_in_the_build_imports_a_private_name():
     assert offenders == []
 
 
-def test_the_folder_copybutton_appends_is_where_the_steady_adapter_adds_it():
-    """extensions.steady adds copybutton's static folder before copybutton does; a folder
+def test_the_folder_copybutton_appends_is_where_the_configuration_adapter_adds_it():
+    """extensions.configuration adds copybutton's static folder before copybutton does; a folder
     that moved would be added for nothing (the book test then sees a change)."""
-    assert (Path(steady.copybutton_static()) / "copybutton.js_t").is_file()
+    assert (Path(configuration.copybutton_static()) / "copybutton.js_t").is_file()
 
 
 def test_the_theme_still_ships_the_macros_our_template_wraps():

@@ -19,7 +19,7 @@ def process_state_kept() -> Iterator[None]:
     """Put back what a Sphinx set up in this process changes, once the block ends.
 
     Sphinx sets up the ``sphinx`` logger for its application (its handlers, and records
-    rewritten to ``ERROR: ... [type]``), and the execution adapter sets the kernels'
+    rewritten to ``ERROR: ... [type]``), and the configuration adapter sets the kernels'
     variables in ``os.environ``: both are put back as they were, so that a later test
     runs as it would without this one.
     """

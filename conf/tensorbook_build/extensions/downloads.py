@@ -16,7 +16,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from tensorbook_build.catalogs import translations
+from tensorbook_build.catalogs import catalog_folders, page_translations
 from tensorbook_build.downloads import (
     COMPARE,
     FOLDER,
@@ -58,14 +58,12 @@ def write_downloads(app: Sphinx) -> None:
         part: app.builder.templates.render("downloads-compare.html", {"part": part}).strip()
         for part in ("measured", "holds", "fails", "before", "after")
     }
+    folders = catalog_folders(app.srcdir, app.config.locale_dirs, language)
     for docname in sorted(d for d in app.env.found_docs if is_chapter(app, d)):
         title = app.env.titles[docname].astext()
-        messages: dict[str, str] | None = None
+        messages = None
         if language != SOURCE_LANGUAGE:
-            messages = {}
-            for directory in reversed(app.config.locale_dirs):  # the first one wins
-                po_path = Path(app.srcdir, directory, language, "LC_MESSAGES", f"{docname}.po")
-                messages |= translations(po_path)
+            messages = page_translations(folders, docname)
         page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
         notebook = notebook_for(
             page,

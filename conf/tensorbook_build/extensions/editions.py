@@ -1,32 +1,28 @@
 """Sphinx adapter for the book's editions: the source, and each language built from it.
 
-It stops on a language the settings do not list and on a broken catalog; warns, in a
-translated edition, of each message the catalogs leave in English; gives each page the
-switcher's links and ``hreflang`` alternates, each edition its address (canonical link,
-``og:url``, ``og:locale``) and search word list; and shows the sentences the programs
-print (:mod:`tensorbook.wording`) in the edition's words.
+It warns, in a translated edition, of each message the catalogs leave in English; gives
+each page the switcher's links and ``hreflang`` alternates; and shows the sentences the
+programs print (:mod:`tensorbook.wording`) in the edition's words. The edition's
+language, address and search words are checked and set by
+:mod:`tensorbook_build.extensions.configuration`.
 """
 
 from __future__ import annotations
 
-import logging as std_logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
-from tensorbook_build.catalogs import catalog_errors, translations
+from tensorbook_build.catalogs import catalog_folders, page_translations
 from tensorbook_build.extensions import hooks
-from tensorbook_build.extensions.stopping import stop
-from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, relative_root
-from tensorbook_build.upstream import chinese_search, docname_to_domain, extract_messages
+from tensorbook_build.settings import EDITIONS, SOURCE_LANGUAGE, relative_root
+from tensorbook_build.upstream import docname_to_domain, extract_messages
 
 logger = logging.getLogger(__name__)
 
@@ -46,66 +42,6 @@ def edition_links(pagename: str, current: str) -> list[dict[str, str | bool]]:
     ]
 
 
-def _catalog_dirs(app: Sphinx, language: str) -> list[Path]:
-    """One language's catalog folders, in Sphinx's order of precedence."""
-    return [Path(app.srcdir, d, language, "LC_MESSAGES") for d in app.config.locale_dirs]
-
-
-def _on_config_inited(app: Sphinx, config: Config) -> None:
-    codes = [edition.code for edition in EDITIONS]
-    if config.language not in codes:
-        msg = (
-            f"language {config.language!r} is not one of the book's languages "
-            f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
-        )
-        stop(msg)
-    if config.tensorbook_base_url:
-        address = f"{config.tensorbook_base_url}{config.language}/"
-        config.html_baseurl = config.ogp_site_url = address
-        locale = f'<meta property="og:locale" content="{edition(config.language).og_locale}" />'
-        config.ogp_custom_meta_tags = (*config.ogp_custom_meta_tags, locale)
-    words = LAYOUT.search_words(config.language)
-    if words.is_file():
-        config.html_search_options = {**config.html_search_options, "dict": str(words)}
-    if config.language == SOURCE_LANGUAGE:
-        return
-    directories = _catalog_dirs(app, config.language)
-    catalogs = sorted(p for d in directories if d.is_dir() for p in d.glob("*.po"))
-    if not catalogs:
-        where = ", ".join(str(d) for d in directories)
-        msg = (
-            f"the {config.language} edition has no catalogs (looked in {where}); "
-            "run `nox -s translate` to make them from the English pages"
-        )
-        stop(msg)
-    problems = [problem for path in catalogs for problem in catalog_errors(path)]
-    if problems:
-        stop("broken catalog, fix it and build again:\n" + "\n".join(problems))
-    if edition(config.language).word_splitter == "jieba":
-        app.add_search_language(_chinese_search())
-
-
-def _chinese_search() -> type:
-    """Sphinx's Chinese search (jieba splits the words), its page script naming its stemmer."""
-    try:
-        import jieba
-    except ImportError:
-        stop(
-            "the Chinese search index needs jieba to split words; install the docs "
-            "dependency group (pip install jieba)"
-        )
-    jieba.setLogLevel(std_logging.WARNING)  # it logs its dictionary's loading at DEBUG
-
-    # a base class found when called (its module imports jieba), which mypy cannot follow
-    class ChineseSearch(chinese_search()):  # type: ignore[misc]
-        # Sphinx 9.0 names the page's stemmer after the language ("ChineseStemmer"),
-        # but ships the English one that Chinese search uses for Latin words, so the
-        # search page died with a ReferenceError (sphinx-doc/sphinx#14229).
-        language_name = "English"
-
-    return ChineseSearch
-
-
 class UntranslatedMessages(SphinxTransform):
     """Warn, at its place, of each message without a translation (empty or fuzzy: none)."""
 
@@ -117,9 +53,8 @@ class UntranslatedMessages(SphinxTransform):
         if config.language == SOURCE_LANGUAGE:
             return
         domain = docname_to_domain(self.env.current_document.docname, config.gettext_compact)
-        found: dict[str, str] = {}
-        for directory in reversed(_catalog_dirs(self.app, config.language)):  # first wins
-            found |= translations(directory / f"{domain}.po")
+        folders = catalog_folders(self.app.srcdir, config.locale_dirs, config.language)
+        found = page_translations(folders, domain)
         # the page's opening field list (file_format: mystnb...) is never extracted;
         # PreBibliographic is a category (a mixin), as docutils' own DocInfo passes it
         first = self.document.first_child_not_matching_class(nodes.PreBibliographic)  # type: ignore[arg-type]
@@ -204,8 +139,7 @@ def _on_html_page_context(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the checks, the transform, the switcher's context and the base URL."""
-    app.add_config_value("tensorbook_base_url", "", "html", types=(str,))
+    """Register the transform, the translated outputs and the switcher's context."""
     hooks.connect(app, __name__)
     app.add_transform(UntranslatedMessages)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,47 +11,22 @@ from pathlib import Path
 
 from myst_nb.core.read import is_myst_markdown_notebook
 from sphinx.application import Sphinx
-from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
-from sphinx.util import logging
 
-from tensorbook.device import DeviceUnavailableError
 from tensorbook_build.execute import context_cell, page_hashes, read_page
 from tensorbook_build.extensions import hooks
-from tensorbook_build.extensions.stopping import stop
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
-from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.launch import say_ready
 from tensorbook_build.settings import SOURCE_LANGUAGE
-from tensorbook_build.spec import BuildSpec, read_spec, resolve_spec
+from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import (
     notebook_cache_path,
     patch_cache_truncation,
     set_notebook_output_folder,
 )
 
-logger = logging.getLogger(__name__)
 _TORCH = importlib.metadata.version("torch")
 _FORK_SERVER = contextlib.ExitStack()  # the fork server this edition started, if any
-
-
-def _on_config_inited(app: Sphinx, config: Config) -> None:
-    # the driver gives the spec resolved; a plain sphinx-build resolves it here, alike
-    try:
-        if config.tensorbook_spec:
-            spec = BuildSpec.from_json(config.tensorbook_spec)
-        else:
-            src = Path(app.confdir).parent / "src"
-            spec = resolve_spec(config.tensorbook_device, given_by="-D tensorbook_device", src=src)
-    except (ValueError, DeviceUnavailableError) as error:
-        stop(str(error))
-    config.tensorbook_spec = spec.to_json()
-    os.environ.update(spec.kernel_environment())
-    specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
-    )
-    logger.info("tensorbook: executing pages on %s with torch %s", spec.device, spec.torch)
 
 
 def code_digest(package: Path) -> str:
@@ -116,10 +91,7 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the configuration values and handlers."""
-    # what a plain sphinx-build asks for (a spec made by the driver is already resolved)
-    app.add_config_value("tensorbook_device", "cpu", "", types=[str])
-    app.add_config_value("tensorbook_spec", "", "env", types=[str])  # spec.BuildSpec, JSON
+    """Register the handlers (the spec is read by extensions.configuration)."""
     patch_cache_truncation()
     hooks.connect(app, __name__)
     # a new torch, or an edit to the build's code, makes Sphinx read every page again

@@ -1,9 +1,7 @@
-"""Sphinx adapter for the PDFs (``nox -s pdf``): their chapters, words and punctuation.
+"""Sphinx adapter for the PDFs (``nox -s pdf``): each page is a chapter.
 
-Each page is a chapter (:class:`LiftChapters`); a translation's PDF says "Contents" and
-"Chapter" in its language, which babel may not know (Chinese); outside the CJK editions,
-quotation marks, dashes and ellipses stay in the Latin font, where xeCJK, loaded by
-every edition, would set them full width.
+The preamble's words and punctuation for the edition's language are
+:mod:`tensorbook_build.extensions.configuration`'s.
 """
 
 from __future__ import annotations
@@ -11,30 +9,7 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.config import Config
-from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
-
-from tensorbook_build.extensions import hooks
-from tensorbook_build.settings import SOURCE_LANGUAGE, edition
-
-LATIN_PUNCTUATION = r"""
-\xeCJKDeclareCharClass{Default}{"2013, "2014, "2018, "2019, "201C, "201D, "2026}
-"""
-
-
-def _preamble(app: Sphinx, config: Config) -> None:
-    added = ""
-    if config.language != SOURCE_LANGUAGE:
-        translate = get_translation("sphinx")
-        added += (  # once the document begins, after babel has set its own
-            f"\\AtBeginDocument{{\\renewcommand{{\\contentsname}}{{{translate('Contents')}}}"
-            f"\\renewcommand{{\\chaptername}}{{{translate('Chapter')}}}}}\n"
-        )
-    if not edition(config.language).cjk:
-        added += LATIN_PUNCTUATION
-    preamble = config.latex_elements.get("preamble", "") + added
-    config.latex_elements = {**config.latex_elements, "preamble": preamble}
 
 
 class LiftChapters(SphinxPostTransform):
@@ -69,7 +44,6 @@ class LiftChapters(SphinxPostTransform):
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Add to the preamble once the language is known; lift the chapters."""
-    hooks.connect(app, __name__)
+    """Lift the chapters."""
     app.add_post_transform(LiftChapters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

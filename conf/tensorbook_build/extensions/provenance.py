@@ -1,35 +1,23 @@
 """Sphinx adapter for :mod:`tensorbook_build.provenance`: every page's footer.
 
 ``conf/_templates/provenance.html`` gets the version, the commit, where a repository is
-configured the page's report link, and where the edition's PDF was made, a link to it.
+configured the page's report link, and where the edition's PDF was made, a link to it
+(the commit and the PDF come from ``html_context``: extensions.configuration).
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.config import Config
 
 from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.extensions import hooks
-from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, report_url, source_commit
+from tensorbook_build.provenance import report_url
 from tensorbook_build.settings import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
-
-
-def _on_config_inited(app: Sphinx, config: Config) -> None:
-    # What the footer shows of the build, given to the templates through html_context:
-    # a change of it (a new commit, a PDF made since) rewrites every page, re-reading none.
-    config.html_context = {
-        **config.html_context,
-        "tensorbook_commit": source_commit(Path(app.srcdir).parent, SOURCES),
-        "tensorbook_has_pdf": Path(app.outdir, pdf_name(config.language)).is_file(),
-    }
 
 
 def _note_device_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -67,9 +55,6 @@ def _on_html_page_context(
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the configuration values and the handlers."""
-    # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here
-    repository = os.environ.get(REPOSITORY_VARIABLE, "").strip().rstrip("/")
-    app.add_config_value("tensorbook_repository", repository, "html", types=[str])
+    """Register the handlers."""
     hooks.connect(app, __name__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
