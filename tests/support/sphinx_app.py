@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.util.docutils import docutils_namespace
 
 from tensorbook_build.settings import LAYOUT
 
@@ -19,15 +20,18 @@ def process_state_kept() -> Iterator[None]:
     """Put back what a Sphinx set up in this process changes, once the block ends.
 
     Sphinx sets up the ``sphinx`` logger for its application (its handlers, and records
-    rewritten to ``ERROR: ... [type]``), and the configuration adapter sets the kernels'
-    variables in ``os.environ``: both are put back as they were, so that a later test
-    runs as it would without this one.
+    rewritten to ``ERROR: ... [type]``), registers the extensions' directives, roles and
+    node classes with docutils (a second Sphinx then warns that each node class "is
+    already registered"), and the configuration adapter sets the kernels' variables in
+    ``os.environ``: all are put back as they were (docutils' as sphinx-build does, with
+    ``docutils_namespace``), so that a later test runs as it would without this one.
     """
     environ = dict(os.environ)
     logger = logging.getLogger("sphinx")
     handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
     try:
-        yield
+        with docutils_namespace():
+            yield
     finally:
         logger.handlers[:] = handlers
         logger.setLevel(level)
