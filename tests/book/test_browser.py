@@ -120,6 +120,12 @@ def _open(context, served, path: str):
     return page, record
 
 
+PARSED = "document.querySelectorAll('#main-content :is(section, h1, h2, h3, pre, table)').length"
+"""What the main content's parser has made: nothing that the page's scripts add."""
+FIRST_FRAME = f"requestAnimationFrame(() => {{ window.tbFirstFrame = {PARSED}; }});"
+"""Run in every view before the page's own scripts: what its first frame showed."""
+
+
 @dataclass(frozen=True)
 class View:
     """One page as one reader's screen shows it: edition, page, viewport, colour scheme."""
@@ -187,6 +193,7 @@ class Views:
         context = self.browser.new_context(
             viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
         )
+        context.add_init_script(FIRST_FRAME)
         try:
             page, record = _open(context, self.served, f"{view.language}/{view.name}.html")
         except Exception as error:  # noqa: BLE001 - each test that needs the view raises it
@@ -212,7 +219,8 @@ MODES = ["light", "dark"]
 WIDTHS = [320, 412, 1280]
 """A small phone, a common phone and a desk, as the reader's screen."""
 PHONE_WIDTHS = [320, 360, 412]
-PHONE_HEIGHT = 900
+SCREEN_HEIGHT = 823
+"""The viewport's height at each of those widths: Lighthouse's phone's (412 x 823)."""
 
 
 def _plan() -> dict[View, set[str]]:
@@ -229,21 +237,23 @@ def _plan() -> dict[View, set[str]]:
         plan[View(language, "status")].add("compatibility table")
         for name in PICTURE_PAGES:
             for mode in MODES:
-                plan[View(language, name, 412, PHONE_HEIGHT, mode)].add("pictures")
+                plan[View(language, name, 412, SCREEN_HEIGHT, mode)].add("pictures")
+        for name in PAGES:
+            plan[View(language, name, 412, SCREEN_HEIGHT)].add("first frame")
         for width in PHONE_WIDTHS:
             for name in [*CHAPTERS, "terminology"]:
-                plan[View(language, name, width, PHONE_HEIGHT)].add("width")
+                plan[View(language, name, width, SCREEN_HEIGHT)].add("width")
         for width in WIDTHS:
             for mode in MODES:
                 for name in PICTURE_PAGES:
-                    plan[View(language, name, width, PHONE_HEIGHT, mode)].add("words")
+                    plan[View(language, name, width, SCREEN_HEIGHT, mode)].add("words")
                 for name in [*CHAPTERS, "status"]:
-                    plan[View(language, name, width, PHONE_HEIGHT, mode)] |= {
+                    plan[View(language, name, width, SCREEN_HEIGHT, mode)] |= {
                         "outputs",
                         "recorded outputs",
                     }
                 for name in CHAPTERS:
-                    plan[View(language, name, width, PHONE_HEIGHT, mode)].add("device line")
+                    plan[View(language, name, width, SCREEN_HEIGHT, mode)].add("device line")
     plan[View(SOURCE_LANGUAGE, "speed")].add("results tables")
     return plan
 
@@ -518,7 +528,7 @@ def test_pictures_fit_a_phone_and_read_in_either_mode(views, language, name, mod
     """Each picture is shown, within the column of a 412 px phone, named, and inked in
     the page's own text colour, which contrasts with the page in either mode."""
     pictures, background, viewport = views(
-        View(language, name, 412, PHONE_HEIGHT, mode), "pictures"
+        View(language, name, 412, SCREEN_HEIGHT, mode), "pictures"
     )
     assert len(pictures) == PICTURE_PAGES[name]
     page_luminance = _rgb_luminance(tuple(int(c) for c in re.findall(r"\d+", background)[:3]))
@@ -572,7 +582,7 @@ def test_no_page_is_wider_than_a_phone(views, language, width):
     (downloads, languages, colour, search, contents) all stay on the screen."""
     wide = {}
     for name in [*CHAPTERS, "terminology"]:
-        scroll_width, off_screen = views(View(language, name, width, PHONE_HEIGHT), "width")
+        scroll_width, off_screen = views(View(language, name, width, SCREEN_HEIGHT), "width")
         if scroll_width > width or off_screen:
             wide[name] = (scroll_width, off_screen)
     assert not wide, wide
@@ -669,28 +679,21 @@ def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
         context.close()
 
 
-PARSED = "document.querySelectorAll('#main-content :is(section, h1, h2, h3, pre, table)').length"
-"""What the main content's parser has made: nothing that the page's scripts add."""
-FIRST_FRAME = f"requestAnimationFrame(() => {{ window.tbFirstFrame = {PARSED}; }});"
+@reads("first frame")
+def _first_frame(page: Page, _record: Visit) -> list[int]:
+    return page.evaluate(f"[window.tbFirstFrame, {PARSED}]")
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_first_frame_has_the_main_content(browser, served, language):
+def test_the_first_frame_has_the_main_content(views, language):
     """No page is rendered before its main content is parsed: the first frame is the
     page, not an empty one followed by a long layout of the rest (the layout's
     rel=expect link; conf/README.md "Lighthouse")."""
-    context = browser.new_context(viewport={"width": 412, "height": 823})
-    context.add_init_script(FIRST_FRAME)
-    try:
-        partial = {}
-        for name in PAGES:
-            page, _ = _open(context, served, f"{language}/{name}.html")
-            first, at_load = page.evaluate(f"[window.tbFirstFrame, {PARSED}]")
-            if first != at_load:
-                partial[name] = (first, at_load)
-            page.close()
-    finally:
-        context.close()
+    partial = {}
+    for name in PAGES:
+        first, at_load = views(View(language, name, 412, SCREEN_HEIGHT), "first frame")
+        if first != at_load:
+            partial[name] = (first, at_load)
     assert not partial, (
         f"(sections, headings, code and tables in the first frame, at load): {partial}"
     )
@@ -739,7 +742,7 @@ def test_pictures_keep_their_words_readable(views, language, width, mode):
     Matplotlib PNGs, 10 pt words 651 px wide, showed them at 8 px on a 412 px phone)."""
     small, wide, bitmaps = {}, {}, {}
     for name in sorted(PICTURE_PAGES):
-        pictures, images = views(View(language, name, width, PHONE_HEIGHT, mode), "words")
+        pictures, images = views(View(language, name, width, SCREEN_HEIGHT, mode), "words")
         for picture in pictures:
             if width >= 412 and picture["smallest"] < 11 - 0.01:
                 small[f"{name}: {picture['name']}"] = round(picture["smallest"], 2)
@@ -794,7 +797,7 @@ def test_outputs_fit_the_article(views, language, width, mode):
     box: the page itself never scrolls sideways (test_no_page_is_wider_than_a_phone)."""
     hidden = {}
     for name in [*CHAPTERS, "status"]:
-        view = View(language, name, width, PHONE_HEIGHT, mode)
+        view = View(language, name, width, SCREEN_HEIGHT, mode)
         seen = views(view, "outputs")
         found = list(seen["cut"])
         if width >= 412:
@@ -848,7 +851,7 @@ def test_the_device_line_is_read_in_full(views, language, width, mode):
     version at 412 px)."""
     cut = {}
     for name in CHAPTERS:
-        seen = views(View(language, name, width, PHONE_HEIGHT, mode), "device line")
+        seen = views(View(language, name, width, SCREEN_HEIGHT, mode), "device line")
         wide, box, tall, box_height, text = seen
         if wide > box + 1 or tall > box_height + 1 or "NumPy" not in text:
             cut[name] = (wide, box, tall, box_height, text)
@@ -895,9 +898,7 @@ def test_the_search_page_has_one_field_and_the_articles_words(
     result's snippet is the article's own text, not the theme's menu ("System Settings
     Light Dark") or the contents list."""
     query = SEARCHES[language][0][0]
-    context = browser.new_context(
-        viewport={"width": width, "height": PHONE_HEIGHT}, color_scheme=mode
-    )
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=mode)
     try:
         page, record = _open(context, served, f"{language}/search.html?q={query}")
         page.wait_for_selector("#search-results ul.search li p.context", timeout=15_000)
