@@ -10,18 +10,26 @@ each page.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import statistics
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
-from tests.support.browser import PAGE_BUDGET, launch, visit
+from tests.support.browser import PAGE_BUDGET, Visit, launch, visit
 from tests.support.server import serve
 
 from tensorbook_build.settings import edition
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -93,12 +101,11 @@ def context(browser):
     opened.close()
 
 
-@pytest.fixture(scope="session")
-def axe_source() -> str:
+@functools.cache
+def _axe_source() -> str:
     if not AXE.is_file():
-        pytest.fail(
-            f"no axe-core at {AXE}: run 'npm ci --prefix tests/browser' (nox -s tests does)"
-        )
+        msg = f"no axe-core at {AXE}: run 'npm ci --prefix tests/browser' (nox -s tests does)"
+        raise FileNotFoundError(msg)
     return AXE.read_text(encoding="utf-8")
 
 
@@ -113,62 +120,225 @@ def _open(context, served, path: str):
     return page, record
 
 
+PARSED = "document.querySelectorAll('#main-content :is(section, h1, h2, h3, pre, table)').length"
+"""What the main content's parser has made: nothing that the page's scripts add."""
+FIRST_FRAME = f"requestAnimationFrame(() => {{ window.tbFirstFrame = {PARSED}; }});"
+"""Run in every view before the page's own scripts: what its first frame showed."""
+
+
+@dataclass(frozen=True)
+class View:
+    """One page as one reader's screen shows it: edition, page, viewport, colour scheme."""
+
+    language: str
+    name: str
+    width: int = 1280  # a plain context's viewport (Playwright's default) and scheme
+    height: int = 720
+    mode: str = "light"
+
+    def __str__(self) -> str:
+        return f"{self.language}/{self.name}.html at {self.width}x{self.height}, {self.mode}"
+
+
+Check = Callable[["Page", Visit], Any]
+CHECKS: dict[str, tuple[Check, bool]] = {}
+"""What each check reads from a loaded page, by name, and whether reading it changes the
+page (injects a script, loads the lazy images, opens folds)."""
+
+
+def reads(name: str, *, changes_the_page: bool = False) -> Callable[[Check], Check]:
+    """Register a check: a function of the loaded page and its :class:`Visit`."""
+
+    def register(function: Check) -> Check:
+        CHECKS[name] = (function, changes_the_page)
+        return function
+
+    return register
+
+
+class Views:
+    """Every view of every page loaded once, and read by all the checks that look at it.
+
+    A page loads in a fresh context (a cold cache, as a reader's first visit) with the
+    view's viewport and colour scheme; the checks the plan (:func:`_plan`) names for that
+    view read it then, those that only read first, in the order they are registered, and
+    then those that change the page. The tests assert on what each check read, so each
+    test still names its page and what it checks, and fails alone; a check that raised
+    raises again in each test that asks for it, a load that failed in every one.
+    """
+
+    def __init__(self, browser: Browser, served) -> None:
+        self.browser, self.served = browser, served
+        self.plan = _plan()
+        self.loaded: dict[View, dict[str, tuple[Any, Exception | None]]] = {}
+
+    def __call__(self, view: View, check: str) -> Any:
+        if check not in self.plan.get(view, ()):
+            msg = f"{view}: not planned for the check {check!r} (add it to _plan)"
+            raise LookupError(msg)
+        if view not in self.loaded:
+            self.loaded[view] = self._load(view)
+        seen, error = self.loaded[view][check]
+        if error is not None:
+            msg = f"{view}: the check {check!r} could not read the page"
+            raise RuntimeError(msg) from error
+        return seen
+
+    def _load(self, view: View) -> dict[str, tuple[Any, Exception | None]]:
+        planned = self.plan[view]
+        order = sorted(
+            (name for name in CHECKS if name in planned), key=lambda name: CHECKS[name][1]
+        )  # stable: the registration's order, the checks that change the page last
+        seen: dict[str, tuple[Any, Exception | None]] = {}
+        context = self.browser.new_context(
+            viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
+        )
+        context.add_init_script(FIRST_FRAME)
+        try:
+            page, record = _open(context, self.served, f"{view.language}/{view.name}.html")
+        except Exception as error:  # noqa: BLE001 - each test that needs the view raises it
+            context.close()
+            return dict.fromkeys(planned, (None, error))
+        try:
+            for name in order:
+                try:
+                    seen[name] = (CHECKS[name][0](page, record), None)
+                except Exception as error:  # noqa: BLE001 - raised in the test that reads it
+                    seen[name] = (None, error)
+        finally:
+            context.close()
+        return seen
+
+
+@pytest.fixture(scope="session")
+def views(browser, served) -> Views:
+    return Views(browser, served)
+
+
+MODES = ["light", "dark"]
+WIDTHS = [320, 412, 1280]
+"""A small phone, a common phone and a desk, as the reader's screen."""
+PHONE_WIDTHS = [320, 360, 412]
+SCREEN_HEIGHT = 823
+"""The viewport's height at each of those widths: Lighthouse's phone's (412 x 823)."""
+
+
+def _plan() -> dict[View, set[str]]:
+    """The checks that read each view. Every check's test asks for its views from the
+    same lists, and a view or a check missing here fails that test (LookupError)."""
+    plan: dict[View, set[str]] = defaultdict(set)
+    for language in LANGUAGES:
+        for name in PAGES:
+            plan[View(language, name)] |= {"clean", "images"}
+            for mode in MODES:
+                plan[View(language, name, mode=mode)].add("accessibility")
+        for name in MATH_PAGES:
+            plan[View(language, name)].add("math")
+        plan[View(language, "status")].add("compatibility table")
+        for name in PICTURE_PAGES:
+            for mode in MODES:
+                plan[View(language, name, 412, SCREEN_HEIGHT, mode)].add("pictures")
+        for name in PAGES:
+            plan[View(language, name, 412, SCREEN_HEIGHT)].add("first frame")
+        for width in PHONE_WIDTHS:
+            for name in [*CHAPTERS, "terminology"]:
+                plan[View(language, name, width, SCREEN_HEIGHT)].add("width")
+        for width in WIDTHS:
+            for mode in MODES:
+                for name in PICTURE_PAGES:
+                    plan[View(language, name, width, SCREEN_HEIGHT, mode)].add("words")
+                for name in [*CHAPTERS, "status"]:
+                    plan[View(language, name, width, SCREEN_HEIGHT, mode)] |= {
+                        "outputs",
+                        "recorded outputs",
+                    }
+                for name in CHAPTERS:
+                    plan[View(language, name, width, SCREEN_HEIGHT, mode)].add("device line")
+    plan[View(SOURCE_LANGUAGE, "speed")].add("results tables")
+    return plan
+
+
 def test_every_page_is_checked(site):
     for language in LANGUAGES:
         built = {p.stem for p in (site / language).glob("*.html") if p.name != "404.html"}
         assert built == set(PAGES), f"{language}: the suite's page list is out of date"
 
 
+ICONS = """() => Array.from(document.querySelectorAll('.fa-solid'))
+    .filter(i => i.offsetParent !== null)
+    .map(i => [i.className, getComputedStyle(i, '::before').content,
+               document.fonts.check('900 16px "Font Awesome 7 Free"',
+                                    getComputedStyle(i, '::before').content.replace(/"/g, ''))])"""
+
+
+@reads("clean")
+def _clean(page: Page, record: Visit) -> dict[str, Any]:
+    return {
+        "status": record.status,
+        "problems": record.problems(),  # what the load itself did, before anything else
+        "counted bytes": record.counted_bytes,
+        "bytes by kind": dict(record.bytes_by_kind),
+        "favicon": page.evaluate(FAVICON_CHECK),
+        "lang": page.evaluate("document.documentElement.lang"),
+        "icons": page.evaluate(ICONS),
+    }
+
+
+@reads("images", changes_the_page=True)  # it loads the images the page would load lazily
+def _images(page: Page, _record: Visit) -> list[str]:
+    return page.evaluate(BROKEN_IMAGES)
+
+
 @pytest.mark.parametrize("name", PAGES)
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_page_loads_clean(context, served, language, name):
-    page, record = _open(context, served, f"{language}/{name}.html")
-    assert record.status == 200
-    assert record.problems() == []
-    assert page.evaluate(FAVICON_CHECK) == ""
-    assert page.evaluate(BROKEN_IMAGES) == []
-    assert page.evaluate("document.documentElement.lang") == edition(language).tag
-    assert record.counted_bytes <= PAGE_BUDGET, (
-        f"{name}: {record.counted_bytes} bytes of CSS, JS and fonts: {record.bytes_by_kind}"
+def test_page_loads_clean(views, language, name):
+    seen = views(View(language, name), "clean")
+    assert seen["status"] == 200
+    assert seen["problems"] == []
+    assert seen["favicon"] == ""
+    assert views(View(language, name), "images") == []
+    assert seen["lang"] == edition(language).tag
+    assert seen["counted bytes"] <= PAGE_BUDGET, (
+        f"{name}: {seen['counted bytes']} bytes of CSS, JS and fonts: {seen['bytes by kind']}"
     )
-    icons = page.evaluate(
-        """() => Array.from(document.querySelectorAll('.fa-solid'))
-            .filter(i => i.offsetParent !== null)
-            .map(i => [i.className, getComputedStyle(i, '::before').content,
-                       document.fonts.check('900 16px "Font Awesome 7 Free"',
-                                            getComputedStyle(i, '::before').content.replace(/"/g, ''))])"""
-    )
+    icons = seen["icons"]
     assert icons, "no visible icon on the page"
     for classes, glyph, font_has_it in icons:
         assert glyph not in ("none", "normal", '""'), f"icon {classes} has no glyph"
         assert font_has_it, f"icon {classes}: the icon font lacks its glyph"
 
 
+@reads("math")
+def _math(page: Page, _record: Visit) -> tuple[list[dict[str, Any]], str]:
+    return page.evaluate(MATH_LAYOUT), page.evaluate(VISIBLE_PROSE)
+
+
 @pytest.mark.parametrize("name", sorted(MATH_PAGES))
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_math_renders(context, served, language, name):
-    page, _ = _open(context, served, f"{language}/{name}.html")
-    layout = page.evaluate(MATH_LAYOUT)
+def test_math_renders(views, language, name):
+    layout, prose = views(View(language, name), "math")
     assert layout, "no rendered math on a page that has formulas"
     for box in layout:
         assert box["display"] in {"math", "block math", "inline math"}, box
         assert box["width"] > 0, box
         assert box["height"] > 0, box
-    assert RAW_TEX.findall(page.evaluate(VISIBLE_PROSE)) == []
+    assert RAW_TEX.findall(prose) == []
 
 
-@pytest.mark.parametrize("mode", ["light", "dark"])
+@reads("accessibility", changes_the_page=True)  # axe is injected into the page
+def _accessibility(page: Page, _record: Visit) -> tuple[str, list[str]]:
+    theme = page.evaluate("document.documentElement.dataset.theme")
+    page.add_script_tag(content=_axe_source())
+    return theme, page.evaluate(RUN_AXE)
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", PAGES)
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_accessibility(browser, served, axe_source, language, name, mode):
-    context = browser.new_context(color_scheme=mode)
-    try:
-        page, _ = _open(context, served, f"{language}/{name}.html")
-        assert page.evaluate("document.documentElement.dataset.theme") == mode
-        page.add_script_tag(content=axe_source)
-        assert page.evaluate(RUN_AXE) == []
-    finally:
-        context.close()
+def test_accessibility(views, language, name, mode):
+    theme, violations = views(View(language, name, mode=mode), "accessibility")
+    assert theme == mode
+    assert violations == []
 
 
 @pytest.mark.parametrize(
@@ -346,20 +516,20 @@ PICTURES = """() => Array.from(document.querySelectorAll('article svg.tb-picture
 })"""
 
 
-@pytest.mark.parametrize("mode", ["light", "dark"])
+@reads("pictures")
+def _pictures(page: Page, _record: Visit) -> tuple[list[dict[str, Any]], str, int]:
+    return page.evaluate(PICTURES), page.evaluate(PAGE_BACKGROUND), page.evaluate("innerWidth")
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", sorted(PICTURE_PAGES))
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_pictures_fit_a_phone_and_read_in_either_mode(browser, served, language, name, mode):
+def test_pictures_fit_a_phone_and_read_in_either_mode(views, language, name, mode):
     """Each picture is shown, within the column of a 412 px phone, named, and inked in
     the page's own text colour, which contrasts with the page in either mode."""
-    context = browser.new_context(color_scheme=mode, viewport={"width": 412, "height": 900})
-    try:
-        page, _ = _open(context, served, f"{language}/{name}.html")
-        pictures = page.evaluate(PICTURES)
-        background = page.evaluate(PAGE_BACKGROUND)
-        viewport = page.evaluate("innerWidth")
-    finally:
-        context.close()
+    pictures, background, viewport = views(
+        View(language, name, 412, SCREEN_HEIGHT, mode), "pictures"
+    )
     assert len(pictures) == PICTURE_PAGES[name]
     page_luminance = _rgb_luminance(tuple(int(c) for c in re.findall(r"\d+", background)[:3]))
     for picture in pictures:
@@ -400,23 +570,21 @@ DEEP_PLACES = ["memory-layout-strides", "exercises"]
 """Sections of the tensors chapter far down the page, with long parts above them."""
 
 
-@pytest.mark.parametrize("width", [320, 360, 412])
+@reads("width")
+def _width(page: Page, _record: Visit) -> tuple[int, list[str]]:
+    return page.evaluate("document.documentElement.scrollWidth"), page.evaluate(HEADER_OFF_SCREEN)
+
+
+@pytest.mark.parametrize("width", PHONE_WIDTHS)
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_no_page_is_wider_than_a_phone(browser, served, language, width):
+def test_no_page_is_wider_than_a_phone(views, language, width):
     """At phone widths nothing scrolls sideways, and the header's links and buttons
     (downloads, languages, colour, search, contents) all stay on the screen."""
-    context = browser.new_context(viewport={"width": width, "height": 800})
     wide = {}
-    try:
-        for name in [*CHAPTERS, "terminology"]:
-            page, _ = _open(context, served, f"{language}/{name}.html")
-            scroll_width = page.evaluate("document.documentElement.scrollWidth")
-            off_screen = page.evaluate(HEADER_OFF_SCREEN)
-            if scroll_width > width or off_screen:
-                wide[name] = (scroll_width, off_screen)
-            page.close()
-    finally:
-        context.close()
+    for name in [*CHAPTERS, "terminology"]:
+        scroll_width, off_screen = views(View(language, name, width, SCREEN_HEIGHT), "width")
+        if scroll_width > width or off_screen:
+            wide[name] = (scroll_width, off_screen)
     assert not wide, wide
 
 
@@ -511,28 +679,21 @@ def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
         context.close()
 
 
-PARSED = "document.querySelectorAll('#main-content :is(section, h1, h2, h3, pre, table)').length"
-"""What the main content's parser has made: nothing that the page's scripts add."""
-FIRST_FRAME = f"requestAnimationFrame(() => {{ window.tbFirstFrame = {PARSED}; }});"
+@reads("first frame")
+def _first_frame(page: Page, _record: Visit) -> list[int]:
+    return page.evaluate(f"[window.tbFirstFrame, {PARSED}]")
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_first_frame_has_the_main_content(browser, served, language):
+def test_the_first_frame_has_the_main_content(views, language):
     """No page is rendered before its main content is parsed: the first frame is the
     page, not an empty one followed by a long layout of the rest (the layout's
     rel=expect link; conf/README.md "Lighthouse")."""
-    context = browser.new_context(viewport={"width": 412, "height": 823})
-    context.add_init_script(FIRST_FRAME)
-    try:
-        partial = {}
-        for name in PAGES:
-            page, _ = _open(context, served, f"{language}/{name}.html")
-            first, at_load = page.evaluate(f"[window.tbFirstFrame, {PARSED}]")
-            if first != at_load:
-                partial[name] = (first, at_load)
-            page.close()
-    finally:
-        context.close()
+    partial = {}
+    for name in PAGES:
+        first, at_load = views(View(language, name, 412, SCREEN_HEIGHT), "first frame")
+        if first != at_load:
+            partial[name] = (first, at_load)
     assert not partial, (
         f"(sections, headings, code and tables in the first frame, at load): {partial}"
     )
@@ -551,9 +712,6 @@ def test_one_search_field_at_desktop_width_and_ctrl_k_opens_it(browser, served, 
     assert fields == 1
 
 
-WIDTHS = [320, 412, 1280]
-"""A small phone, a common phone and a desk, as the reader's screen."""
-MODES = ["light", "dark"]
 SMALLEST_WORD = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
   const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
   const sizes = Array.from(svg.querySelectorAll('text'))
@@ -568,34 +726,30 @@ BITMAPS = """() => Array.from(document.querySelectorAll('article .cell_output im
 in their folds outside the cell's output, are that device's to redraw)."""
 
 
-def _context(browser, width: int, mode: str):
-    return browser.new_context(viewport={"width": width, "height": 900}, color_scheme=mode)
+@reads("words")
+def _words(page: Page, _record: Visit) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    return page.evaluate(SMALLEST_WORD), page.evaluate(BITMAPS)
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_pictures_keep_their_words_readable(browser, served, language, width, mode):
+def test_pictures_keep_their_words_readable(views, language, width, mode):
     """Every word of every picture is at least 11 CSS px on a 412 px phone and at a desk
     (the speed-up chart's were 5 to 6 px at 412 px), and a picture fits the column at
     every width. A figure is a picture, its words text the browser measures: an image's
     words cannot be measured, and the column shrinks them with it (the loss curves'
     Matplotlib PNGs, 10 pt words 651 px wide, showed them at 8 px on a 412 px phone)."""
-    context = _context(browser, width, mode)
     small, wide, bitmaps = {}, {}, {}
-    try:
-        for name in sorted(PICTURE_PAGES):
-            page, _ = _open(context, served, f"{language}/{name}.html")
-            for picture in page.evaluate(SMALLEST_WORD):
-                if width >= 412 and picture["smallest"] < 11 - 0.01:
-                    small[f"{name}: {picture['name']}"] = round(picture["smallest"], 2)
-                if picture["right"] > picture["column"] + 0.5:
-                    wide[f"{name}: {picture['name']}"] = (picture["right"], picture["column"])
-            for source, shown, natural in page.evaluate(BITMAPS):
-                bitmaps[f"{name}: {source}"] = (shown, natural)
-            page.close()
-    finally:
-        context.close()
+    for name in sorted(PICTURE_PAGES):
+        pictures, images = views(View(language, name, width, SCREEN_HEIGHT, mode), "words")
+        for picture in pictures:
+            if width >= 412 and picture["smallest"] < 11 - 0.01:
+                small[f"{name}: {picture['name']}"] = round(picture["smallest"], 2)
+            if picture["right"] > picture["column"] + 0.5:
+                wide[f"{name}: {picture['name']}"] = (picture["right"], picture["column"])
+        for source, shown, natural in images:
+            bitmaps[f"{name}: {source}"] = (shown, natural)
     assert not small, f"smallest word in CSS px: {small}"
     assert not wide, f"(right edge, column's right edge): {wide}"
     assert not bitmaps, f"figures drawn as images, (width shown, natural width): {bitmaps}"
@@ -617,45 +771,58 @@ BROKEN_DATES = """() => Array.from(document.querySelectorAll('article .tb-date')
   .filter(e => e.getClientRects().length > 1).map(e => e.textContent)"""
 
 
+@reads("outputs")
+def _outputs(page: Page, _record: Visit) -> dict[str, list[Any]]:
+    return {
+        "cut": page.evaluate(CUT_HEADERS) + page.evaluate(BROKEN_DATES),
+        "results": page.evaluate(OVERFLOWING, RESULTS) + page.evaluate(OVERFLOWING, STATUS_TABLES),
+    }
+
+
+@reads("recorded outputs", changes_the_page=True)  # it opens the folds
+def _recorded_outputs(page: Page, _record: Visit) -> list[Any]:
+    page.evaluate(OPEN_RECORDED)
+    return page.evaluate(OVERFLOWING, OUTPUTS) + page.evaluate(OVERFLOWING, RECORDED)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_outputs_fit_the_article(browser, served, language, width, mode):
+def test_outputs_fit_the_article(views, language, width, mode):
     """At a desk no output hides its end, this build's or another device's (the speed
     chapter's table hid its "vs NumPy" column; taught errors ran to 3,000 px; the H200's
     recorded tables and errors scrolled in their folds), and at 412 px the tables of results and the
     status page's tables fit whole, no header cut and no date broken. On a phone a
     printed tensor may scroll, like code, and on a 320 px one a table too, in its own
     box: the page itself never scrolls sideways (test_no_page_is_wider_than_a_phone)."""
-    context = _context(browser, width, mode)
     hidden = {}
-    try:
-        for name in [*CHAPTERS, "status"]:
-            page, _ = _open(context, served, f"{language}/{name}.html")
-            found = page.evaluate(CUT_HEADERS) + page.evaluate(BROKEN_DATES)
-            if width >= 412:
-                found += page.evaluate(OVERFLOWING, RESULTS)
-                found += page.evaluate(OVERFLOWING, STATUS_TABLES)
-            if width >= 640:
-                page.evaluate(OPEN_RECORDED)
-                found += page.evaluate(OVERFLOWING, OUTPUTS) + page.evaluate(OVERFLOWING, RECORDED)
-            if found:
-                hidden[name] = found
-            page.close()
-    finally:
-        context.close()
+    for name in [*CHAPTERS, "status"]:
+        view = View(language, name, width, SCREEN_HEIGHT, mode)
+        seen = views(view, "outputs")
+        found = list(seen["cut"])
+        if width >= 412:
+            found += seen["results"]
+        if width >= 640:
+            found += views(view, "recorded outputs")
+        if found:
+            hidden[name] = found
     assert not hidden, f"(content width, box width, text) by page: {hidden}"
 
 
-def test_the_speed_chapter_shows_its_results_as_tables(context, served):
+RESULTS_TABLES = """() => Array.from(document.querySelectorAll('article table.tb-results')).map(t => [
+  Array.from(t.querySelectorAll('thead th[scope=col]')).map(th => th.textContent),
+  t.querySelectorAll('tbody th[scope=rowgroup]').length])"""
+
+
+@reads("results tables")
+def _results_tables(page: Page, _record: Visit) -> list[list[Any]]:
+    return page.evaluate(RESULTS_TABLES)
+
+
+def test_the_speed_chapter_shows_its_results_as_tables(views):
     """The sweep's results are a table (header cells, a group of rows for each size),
     not text in a box that scrolls."""
-    page, _ = _open(context, served, f"{SOURCE_LANGUAGE}/speed.html")
-    tables = page.evaluate(
-        """() => Array.from(document.querySelectorAll('article table.tb-results')).map(t => [
-          Array.from(t.querySelectorAll('thead th[scope=col]')).map(th => th.textContent),
-          t.querySelectorAll('tbody th[scope=rowgroup]').length])"""
-    )
+    tables = views(View(SOURCE_LANGUAGE, "speed"), "results tables")
     assert len(tables) >= 2, tables
     header, groups = tables[0]
     assert header[0] == "run"
@@ -670,24 +837,24 @@ DEVICE_LINE_BOX = """() => {
 }"""
 
 
+@reads("device line")
+def _device_line(page: Page, _record: Visit) -> list[Any]:
+    return page.evaluate(DEVICE_LINE_BOX)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_device_line_is_read_in_full(browser, served, language, width, mode):
+def test_the_device_line_is_read_in_full(views, language, width, mode):
     """The line that says what a page ran on wraps: all of it shows, down to NumPy's
     version, at every width (it was one line in a scroll box, cut after the torch
     version at 412 px)."""
-    context = _context(browser, width, mode)
     cut = {}
-    try:
-        for name in CHAPTERS:
-            page, _ = _open(context, served, f"{language}/{name}.html")
-            wide, box, tall, box_height, text = page.evaluate(DEVICE_LINE_BOX)
-            if wide > box + 1 or tall > box_height + 1 or "NumPy" not in text:
-                cut[name] = (wide, box, tall, box_height, text)
-            page.close()
-    finally:
-        context.close()
+    for name in CHAPTERS:
+        seen = views(View(language, name, width, SCREEN_HEIGHT, mode), "device line")
+        wide, box, tall, box_height, text = seen
+        if wide > box + 1 or tall > box_height + 1 or "NumPy" not in text:
+            cut[name] = (wide, box, tall, box_height, text)
     assert not cut, cut
 
 
@@ -731,7 +898,7 @@ def test_the_search_page_has_one_field_and_the_articles_words(
     result's snippet is the article's own text, not the theme's menu ("System Settings
     Light Dark") or the contents list."""
     query = SEARCHES[language][0][0]
-    context = _context(browser, width, mode)
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=mode)
     try:
         page, record = _open(context, served, f"{language}/search.html?q={query}")
         page.wait_for_selector("#search-results ul.search li p.context", timeout=15_000)
@@ -759,12 +926,16 @@ COMPAT_ROWS = """() => {
 DEVICE_WORD = {"en": "Device", "zh_CN": "设备"}
 
 
+@reads("compatibility table")
+def _compatibility_table(page: Page, _record: Visit) -> list[list[str]]:
+    return page.evaluate(COMPAT_ROWS)
+
+
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_compatibility_table_names_each_runs_device(context, served, language):
+def test_the_compatibility_table_names_each_runs_device(views, language):
     """Each run against another torch says what it ran on (a CUDA build of torch, on a
     machine without a GPU, runs on the CPU)."""
-    page, _ = _open(context, served, f"{language}/status.html")
-    header, *runs = page.evaluate(COMPAT_ROWS)
+    header, *runs = views(View(language, "status"), "compatibility table")
     assert DEVICE_WORD[language] in header, header
     column = header.index(DEVICE_WORD[language])
     assert runs
