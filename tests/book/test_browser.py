@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import re
 import statistics
 from collections import defaultdict
@@ -26,6 +27,8 @@ from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
 from tests.support.browser import PAGE_BUDGET, Visit, launch, visit
 from tests.support.server import serve
 
+from tensorbook_build.execute import read_page
+from tensorbook_build.ledger import TAG
 from tensorbook_build.settings import edition
 
 if TYPE_CHECKING:
@@ -88,9 +91,30 @@ def served(site):
         yield running
 
 
+CHINESE_WIDTH = """() => {
+  const line = Object.assign(document.createElement('span'), {textContent: '张量'.repeat(5)});
+  line.style.font = '16px sans-serif';
+  document.body.append(line);
+  return line.getBoundingClientRect().width;
+}"""
+
+
 @pytest.fixture(scope="session")
 def browser():
+    """Chromium, once it is known to draw Chinese in a Chinese font.
+
+    Without one it draws each character as a box about a third as wide (58 px for ten
+    at 16 px, not 160), and every width the zh_CN edition is checked for would be wrong.
+    """
     with launch() as running:
+        page = running.new_page()
+        width = page.evaluate(CHINESE_WIDTH)
+        page.close()
+        if width < 10 * 16 * 0.9:
+            pytest.fail(
+                f"ten Chinese characters at 16 px are {width:.0f} px wide, not about 160: no "
+                "Chinese font; install Debian's fonts-noto-cjk (nox -s tests does, as root)"
+            )
         yield running
 
 
@@ -504,7 +528,7 @@ PICTURE_PAGES = {
     "speed": 2,
 }
 """The pages with pictures drawn by tensorbook.draw, and how many each has."""
-PICTURES = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
+PICTURES = """() => Array.from(document.querySelectorAll('article .cell_output svg.tb-picture')).map(svg => {
   const box = svg.getBoundingClientRect();
   const ink = getComputedStyle(svg).color;
   const title = svg.querySelector('title');
@@ -712,14 +736,17 @@ def test_one_search_field_at_desktop_width_and_ctrl_k_opens_it(browser, served, 
     assert fields == 1
 
 
-SMALLEST_WORD = """() => Array.from(document.querySelectorAll('article svg.tb-picture')).map(svg => {
+SMALLEST_WORD = """where => Array.from(document.querySelectorAll(`article ${where} svg.tb-picture`))
+  .map(svg => {
   const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
   const sizes = Array.from(svg.querySelectorAll('text'))
     .map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
   const box = svg.getBoundingClientRect();
   return {name: svg.querySelector('title').textContent, smallest: Math.min(...sizes),
-          right: box.right, column: svg.closest('.cell_output').getBoundingClientRect().right};
+          right: box.right, column: svg.closest(where).getBoundingClientRect().right};
 })"""
+OWN = ".cell_output"  # this build's outputs; another device's are in folds (RECORDED_FOLD)
+RECORDED_FOLD = "details.tb-recorded"
 BITMAPS = """() => Array.from(document.querySelectorAll('article .cell_output img')).map(img => [
   img.getAttribute('src'), Math.round(img.getBoundingClientRect().width), img.naturalWidth])"""
 """The figures a page's own outputs show as images (another device's recorded outputs,
@@ -728,7 +755,7 @@ in their folds outside the cell's output, are that device's to redraw)."""
 
 @reads("words")
 def _words(page: Page, _record: Visit) -> tuple[list[dict[str, Any]], list[list[Any]]]:
-    return page.evaluate(SMALLEST_WORD), page.evaluate(BITMAPS)
+    return page.evaluate(SMALLEST_WORD, OWN), page.evaluate(BITMAPS)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -780,9 +807,12 @@ def _outputs(page: Page, _record: Visit) -> dict[str, list[Any]]:
 
 
 @reads("recorded outputs", changes_the_page=True)  # it opens the folds
-def _recorded_outputs(page: Page, _record: Visit) -> list[Any]:
+def _recorded_outputs(page: Page, _record: Visit) -> dict[str, list[Any]]:
     page.evaluate(OPEN_RECORDED)
-    return page.evaluate(OVERFLOWING, OUTPUTS) + page.evaluate(OVERFLOWING, RECORDED)
+    return {
+        "overflowing": page.evaluate(OVERFLOWING, OUTPUTS) + page.evaluate(OVERFLOWING, RECORDED),
+        "pictures": page.evaluate(SMALLEST_WORD, RECORDED_FOLD),
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -803,10 +833,57 @@ def test_outputs_fit_the_article(views, language, width, mode):
         if width >= 412:
             found += seen["results"]
         if width >= 640:
-            found += views(view, "recorded outputs")
+            found += views(view, "recorded outputs")["overflowing"]
         if found:
             hidden[name] = found
     assert not hidden, f"(content width, box width, text) by page: {hidden}"
+
+
+def _recorded_pictures(page: str) -> int:
+    """How many pictures the page's folds show: every device's recorded SVG outputs of
+    the cells the page tags device-dependent (the build is the CPU's: none of its own)."""
+    tagged = {
+        index
+        for index, cell in enumerate(
+            read_page((ROOT / "docs" / f"{page}.md").read_text("utf-8")).cells
+        )
+        if TAG in cell.tags
+    }
+    return sum(
+        1
+        for path in (ROOT / "docs" / "recorded").glob(f"*/{page}.json")
+        if path.parent.name != "cpu"
+        for cell in json.loads(path.read_text("utf-8"))["cells"]
+        if cell["index"] in tagged
+        for output in cell["outputs"]
+        if output.get("image", "").endswith(".svg")
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_recorded_pictures_fit_their_fold_and_keep_their_words_readable(
+    views, language, width, mode
+):
+    """Another device's recorded picture, its fold opened, is drawn (each one the
+    recordings hold), fits the fold at every width, and its words are at least 11 CSS px
+    on a 412 px phone and at a desk, as the build's own pictures are."""
+    small, wide, counts = {}, {}, {}
+    for name in CHAPTERS:
+        pictures = views(View(language, name, width, SCREEN_HEIGHT, mode), "recorded outputs")[
+            "pictures"
+        ]
+        counts[name] = (len(pictures), _recorded_pictures(name))
+        for picture in pictures:
+            if width >= 412 and picture["smallest"] < 11 - 0.01:
+                small[f"{name}: {picture['name']}"] = round(picture["smallest"], 2)
+            if picture["right"] > picture["column"] + 0.5:
+                wide[f"{name}: {picture['name']}"] = (picture["right"], picture["column"])
+    assert all(shown == recorded for shown, recorded in counts.values()), counts
+    assert sum(recorded for _, recorded in counts.values()) > 0  # the check saw some
+    assert not small, f"smallest word in CSS px: {small}"
+    assert not wide, f"(right edge, fold's right edge): {wide}"
 
 
 RESULTS_TABLES = """() => Array.from(document.querySelectorAll('article table.tb-results')).map(t => [
