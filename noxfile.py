@@ -218,7 +218,7 @@ CHROMIUM = os.environ.get("TENSORBOOK_CHROMIUM", "/usr/bin/chromium")
 
 CJK_FONTS = "fonts-noto-cjk"
 """Debian's Chinese fonts: without one, Chromium draws each Chinese character as a box a
-third as wide, and the zh_CN edition's widths would be measured on those boxes."""
+third as wide, and the Chinese edition's widths would be measured on those boxes."""
 
 
 def _has_chinese_font() -> bool:
