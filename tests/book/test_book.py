@@ -107,7 +107,13 @@ def test_figures_are_pictures_in_the_page(built_book):
     loss_figures = {"warmup_numpy": 1, "tensors_by_hand": 2, "autograd_network": 1}
     for chapter, count in loss_figures.items():
         for language in LANGUAGES:
-            html = page(built_book, chapter, language)
+            # the build's own: another device's recorded curves are in their folds
+            html = re.sub(
+                r'<details class="tb-recorded">.*?</details>',
+                "",
+                page(built_book, chapter, language),
+                flags=re.DOTALL,
+            )
             assert html.count('<title data-w="loss_title">') == count, (chapter, language)
 
 
