@@ -46,7 +46,7 @@ from tensorbook_build.catalogs import catalog_errors, catalog_folders
 from tensorbook_build.extensions import hooks
 from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
-from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, pdf_name
+from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, edition, pdf_name
 from tensorbook_build.spec import BuildSpec, resolve_spec
 from tensorbook_build.upstream import chinese_search
 
@@ -149,11 +149,10 @@ _BEGAN: list[str] = []  # templates_path as conf.py gave it
 
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
-    codes = [e.code for e in EDITIONS]
-    if config.language not in codes:
+    if config.language not in LANGUAGES:
         stop(
             f"language {config.language!r} is not one of the book's languages "
-            f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
+            f"({', '.join(LANGUAGES)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
     if config.language != SOURCE_LANGUAGE:
         _check_catalogs(app, config.language)
