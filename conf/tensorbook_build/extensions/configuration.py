@@ -29,7 +29,6 @@ change.
 
 from __future__ import annotations
 
-import importlib.util
 import logging as std_logging
 import os
 from pathlib import Path
@@ -70,11 +69,9 @@ def stop(message: str) -> NoReturn:
 
 def copybutton_static() -> str:
     """The folder sphinx-copybutton adds to ``html_static_path``, spelled as it does."""
-    spec = importlib.util.find_spec("sphinx_copybutton")
-    if spec is None or spec.origin is None:
-        msg = "sphinx_copybutton is not installed"
-        raise ModuleNotFoundError(msg)
-    return str(Path(spec.origin).parent.joinpath("_static").absolute())
+    import sphinx_copybutton  # type: ignore[import-untyped]  # loaded already: an extension
+
+    return str(Path(sphinx_copybutton.__file__).parent.joinpath("_static").absolute())
 
 
 def _spec(app: Sphinx, config: Config) -> BuildSpec:
