@@ -103,17 +103,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--update", action="store_true", help="refresh every translation's catalogs first"
     )
+    parser.add_argument("--pot-dir", type=Path, help="extracted messages (default: extract now)")
     args = parser.parse_args(argv)
 
     translations = [code for code in LANGUAGES if code != SOURCE_LANGUAGE]
     with tempfile.TemporaryDirectory(prefix="tensorbook-pot-") as scratch:
-        # the catalogs record each message's place relative to the extracted files, so
-        # a refresh extracts beside the checkout's build, where every refresh does
-        pot_dir = (LAYOUT.root / "build" if args.update else Path(scratch)) / "gettext"
-        done = subprocess.run(gettext_command(pot_dir), capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            print(f"extracting the messages failed:\n{done.stdout}{done.stderr}", file=sys.stderr)
-            return 1
+        pot_dir = args.pot_dir
+        if pot_dir is None:
+            # the catalogs record each message's place relative to the extracted files, so
+            # a refresh extracts beside the checkout's build, where every refresh does
+            where = LAYOUT.root / "build" if args.update else Path(scratch)
+            pot_dir = where / "gettext"
+            done = subprocess.run(
+                gettext_command(pot_dir), capture_output=True, text=True, check=False
+            )
+            if done.returncode != 0:
+                print(
+                    f"extracting the messages failed:\n{done.stdout}{done.stderr}", file=sys.stderr
+                )
+                return 1
         if args.update:
             for language in translations:
                 subprocess.run(
