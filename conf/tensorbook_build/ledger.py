@@ -146,14 +146,13 @@ def recording_from_notebook(
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []  # every cell's: which the page shows is its tag's to say, now or later
         for number, item in enumerate(shown):
-            if "png" in item or "svg" in item:
-                suffix = "svg" if "svg" in item else "png"
-                figure = f"{page}/cell-{index}-{number}.{suffix}"
-                figures[figure] = (
-                    item["svg"].encode() if "svg" in item else base64.b64decode(item["png"])
-                )
-                item = {"image": figure}  # noqa: PLW2901 - the recorded form of the output
-            outputs.append(item)
+            if "text" in item:
+                outputs.append(item)
+                continue
+            [(suffix, content)] = item.items()  # a figure: "svg" or "png", kept as a file
+            figure = f"{page}/cell-{index}-{number}.{suffix}"
+            figures[figure] = content.encode() if suffix == "svg" else base64.b64decode(content)
+            outputs.append({"image": figure})
         digest = output_digest(shown)
         records.append(asdict(Cell(index, source, modules, marked, digest, tuple(outputs))))
     version = SCHEMA["properties"]["schema"]["const"]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tensorbook_build.build import BuildBusyError, build_site, executed_pages, sphinx_command
-from tensorbook_build.provenance import SOURCES, source_commit
+from tensorbook_build.provenance import SOURCES, git, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, pdf_name
 from tensorbook_build.spec import resolve_spec
 
@@ -59,13 +59,7 @@ def _commit_environment() -> dict[str, str]:
     commit = source_commit(LAYOUT.root, SOURCES)
     if commit is None:
         return {}
-    done = subprocess.run(
-        ["git", "-C", str(LAYOUT.root), "log", "-1", "--format=%ct", commit.sha],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    stamp = done.stdout.strip()
+    stamp = git(LAYOUT.root, "log", "-1", "--format=%ct", commit.sha) or ""
     return {"SOURCE_DATE_EPOCH": stamp, "FORCE_SOURCE_DATE": "1"} if stamp.isdigit() else {}
 
 

@@ -35,7 +35,8 @@ class Commit:
         return self.sha[:12]
 
 
-def _git(root: Path, *arguments: str) -> str | None:
+def git(root: Path, *arguments: str) -> str | None:
+    """What ``git -C root arguments`` printed, stripped; ``None`` where it failed."""
     try:
         done = subprocess.run(
             ["git", "-C", str(root), *arguments],
@@ -62,10 +63,10 @@ def source_commit(
     named = environ.get(COMMIT_VARIABLE, "").strip()
     if named:
         return Commit(named, environ.get(COMMIT_DATE_VARIABLE, "").strip())
-    sha = _git(root, "rev-parse", "--verify", "HEAD")
+    sha = git(root, "rev-parse", "--verify", "HEAD")
     if sha:
-        date = _git(root, "log", "-1", "--format=%cs", sha) or ""
-        status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *paths)
+        date = git(root, "log", "-1", "--format=%cs", sha) or ""
+        status = git(root, "status", "--porcelain", "--untracked-files=no", "--", *paths)
         return Commit(sha, date, modified=bool(status))
     return None
 

@@ -1,11 +1,10 @@
 """Sphinx adapter: the edition's effective configuration, derived in one place.
 
-``conf.py`` sets what every edition shares; the command line chooses the edition
-(``-D language``) and what its pages execute with (``-D tensorbook_spec`` from the
-driver, else ``-D tensorbook_device``). Sphinx applies those after ``conf.py`` has run,
-so every value that depends on them is derived here, at ``config-inited``, by
-:func:`derived`: it refuses a language the settings do not list, a broken catalog or a
-device the machine lacks with one error (:func:`stop`), not Sphinx's crash report.
+Sphinx applies the command line's edition and spec after ``conf.py`` has run (its
+docstring says which values depend on them), so those values are derived here, at
+``config-inited``, by :func:`derived`: it refuses a language the settings do not list, a
+broken catalog or a device the machine lacks with one error (:func:`stop`), not
+Sphinx's crash report.
 
 A build should also end with the configuration it began with. Sphinx keeps the
 configuration a build ended with (in its pickled environment) and compares the next
@@ -30,7 +29,6 @@ change.
 
 from __future__ import annotations
 
-import importlib.util
 import logging as std_logging
 import os
 from pathlib import Path
@@ -46,7 +44,7 @@ from tensorbook_build.catalogs import catalog_errors, catalog_folders
 from tensorbook_build.extensions import hooks
 from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
-from tensorbook_build.settings import EDITIONS, LAYOUT, SOURCE_LANGUAGE, edition, pdf_name
+from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, edition, pdf_name
 from tensorbook_build.spec import BuildSpec, resolve_spec
 from tensorbook_build.upstream import chinese_search
 
@@ -71,11 +69,9 @@ def stop(message: str) -> NoReturn:
 
 def copybutton_static() -> str:
     """The folder sphinx-copybutton adds to ``html_static_path``, spelled as it does."""
-    spec = importlib.util.find_spec("sphinx_copybutton")
-    if spec is None or spec.origin is None:
-        msg = "sphinx_copybutton is not installed"
-        raise ModuleNotFoundError(msg)
-    return str(Path(spec.origin).parent.joinpath("_static").absolute())
+    import sphinx_copybutton  # type: ignore[import-untyped]  # loaded already: an extension
+
+    return str(Path(sphinx_copybutton.__file__).parent.joinpath("_static").absolute())
 
 
 def _spec(app: Sphinx, config: Config) -> BuildSpec:
@@ -149,11 +145,10 @@ _BEGAN: list[str] = []  # templates_path as conf.py gave it
 
 
 def _on_config_inited(app: Sphinx, config: Config) -> None:
-    codes = [e.code for e in EDITIONS]
-    if config.language not in codes:
+    if config.language not in LANGUAGES:
         stop(
             f"language {config.language!r} is not one of the book's languages "
-            f"({', '.join(codes)}); they are listed in tensorbook_build.settings.EDITIONS"
+            f"({', '.join(LANGUAGES)}); they are listed in tensorbook_build.settings.EDITIONS"
         )
     if config.language != SOURCE_LANGUAGE:
         _check_catalogs(app, config.language)

@@ -7,6 +7,7 @@ language; their words come from ``conf/_templates/downloads-*.html``, like the t
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,13 +66,16 @@ def write_downloads(app: Sphinx) -> None:
         if language != SOURCE_LANGUAGE:
             messages = page_translations(folders, docname)
         page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
+        # its code cells as the source edition's build executed them (outputs are not translated)
+        doctree = app.env.get_doctree(docname)
+        cells = [n for n in doctree.findall(nodes.container) if n.get("nb_element") == "cell_code"]
         notebook = notebook_for(
             page,
             app.builder.templates.render("downloads-intro.html", {"title": title, **site}).strip(),
             messages,
             install=install,
-            closing=_closing(app, docname, page, (words["before"], words["after"])),
-            checks=_book_figures_before_checks(app, docname, page),
+            closing=_closing(cells, docname, page, (words["before"], words["after"])),
+            checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
         )
         name = download_name(docname)
@@ -88,13 +92,9 @@ def _printed(cell: nodes.Element) -> str:
     )
 
 
-def _book_figures_before_checks(app: Sphinx, docname: str, page: Page) -> dict[str, str]:
+def _book_figures_before_checks(cells: Sequence[nodes.Element], page: Page) -> dict[str, str]:
     """For each build check of a page, what the book printed: in it, else in the cell before."""
-    printed = {
-        node["cell_index"]: _printed(node)
-        for node in app.env.get_doctree(docname).findall(nodes.container)
-        if node.get("nb_element") == "cell_code"
-    }
+    printed = {node["cell_index"]: _printed(node) for node in cells}
     figures = {}
     for cell in page.cells:
         if is_build_check(cell):
@@ -104,18 +104,12 @@ def _book_figures_before_checks(app: Sphinx, docname: str, page: Page) -> dict[s
 
 
 def _closing(
-    app: Sphinx, docname: str, page: Page, words: tuple[str, str]
+    cells: Sequence[nodes.Element], docname: str, page: Page, words: tuple[str, str]
 ) -> list[nbformat.NotebookNode]:
     """The cells that end a page's download: its figures beside the reader's, if any."""
     tagged = sum(COMPARE in c.tags for c in page.cells)
     if not tagged:
         return []
-    # the page as the source edition's build executed it (outputs are not translated)
-    cells = [
-        node
-        for node in app.env.get_doctree(docname).findall(nodes.container)
-        if "cell" in node["classes"]
-    ]
     compared = [_printed(c) for c in cells if f"tag_{COMPARE}" in c["classes"]]
     device_line = next((p.split("\n")[0] for p in map(_printed, cells) if p), "")
     if len(compared) != tagged or not all(compared) or not device_line:
