@@ -187,10 +187,41 @@ def test_a_broken_catalog_leaves_nothing_and_the_next_build_runs(tmp_path, lefto
     book.builds_again()
 
 
+def _processes(pids: set[int]) -> str:
+    """Each process: pid, parent, group, state, what it waits in, its command."""
+    lines = []
+    for pid in sorted(pids):
+        with contextlib.suppress(OSError, IndexError):
+            proc = Path("/proc", str(pid))
+            state, ppid, pgid = (proc / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
+            waits = (proc / "wchan").read_text()
+            lines.append(f"{pid} parent {ppid} group {pgid} {state} in {waits}: {command}")
+    return "\n".join(lines)
+
+
+def _output_once_ended(process: subprocess.Popen[str], timeout: float) -> str:
+    """What the build printed once it ended; a failure naming every process of the test
+    that still runs, and what the build had printed, where it has not ended in time."""
+    try:
+        return process.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired as error:
+        running = _processes(_descendants(os.getpid()))
+        printed = error.output or ""  # bytes, though the pipe is text (subprocess's way)
+        printed = printed.decode(errors="replace") if isinstance(printed, bytes) else printed
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(
+            f"the build ran on {timeout} s after the fault; still running:\n"
+            f"{running}\nit printed:\n{printed}"
+        )
+
+
 def test_ctrl_c_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
     book, process = _inside_a_cell(tmp_path)
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
-    printed, _ = process.communicate(timeout=120)
+    printed = _output_once_ended(process, 120)
     assert process.returncode == 130
     assert "Traceback" not in printed, printed[-3000:]
     assert printed.endswith("tensorbook_build: interrupted; no process of this build is left\n")
