@@ -112,17 +112,29 @@ class Book:
             (self.catalogs / f"{title.lower()}.po").write_text(_catalog(title), encoding="utf-8")
 
     def start(self, *languages: str) -> subprocess.Popen[str]:
-        """Start a build in a session of its own, as a terminal would start it."""
+        """Start a build in a session of its own, as a terminal would start it.
+
+        A terminal's job starts with Ctrl-C's signal at its default. A program inherits an
+        ignored signal as ignored, and then Python does not turn it into KeyboardInterrupt
+        (the build rightly ignores Ctrl-C where its shell says so). In the whole suite,
+        twice, the Ctrl-C case's build went on waiting on its pipe, as it does when this
+        process ignores SIGINT. The build is started from a process whose handler is
+        Python's own, which a new program gets back as the default.
+        """
         chosen = [a for code in languages for a in ("--language", code)]
-        return subprocess.Popen(
-            [sys.executable, "-m", "tensorbook_build", "--site", str(self.site), *chosen],
-            cwd=self.tree,
-            env={**os.environ, "PYTHONPATH": str(self.tree / "conf")},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            return subprocess.Popen(
+                [sys.executable, "-m", "tensorbook_build", "--site", str(self.site), *chosen],
+                cwd=self.tree,
+                env={**os.environ, "PYTHONPATH": str(self.tree / "conf")},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def build(self, *languages: str) -> tuple[int, str]:
         process = self.start(*languages)
@@ -196,7 +208,14 @@ def _processes(pids: set[int]) -> str:
             state, ppid, pgid = (proc / "stat").read_text().rsplit(")", 1)[1].split()[:3]
             command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
             waits = (proc / "wchan").read_text()
-            lines.append(f"{pid} parent {ppid} group {pgid} {state} in {waits}: {command}")
+            masks = dict(
+                line.split(":\t")
+                for line in (proc / "status").read_text().splitlines()
+                if line.startswith(("SigIgn", "SigBlk"))
+            )  # SIGINT is bit 2 of each
+            sigint = [k for k, v in masks.items() if int(v, 16) & 1 << (signal.SIGINT - 1)]
+            flags = f" (SIGINT: {', '.join(sigint)})" if sigint else ""
+            lines.append(f"{pid} parent {ppid} group {pgid} {state} in {waits}{flags}: {command}")
     return "\n".join(lines)
 
 
