@@ -91,9 +91,8 @@ def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
             shown.append({"text": f"{output['ename']}: {output['evalue']}"})
         elif any(mime.startswith("application/papermill.record/") for mime in data):
             continue  # glued: not shown
-        elif (
-            "image/svg+xml" in data
-        ):  # a picture (tensorbook.draw): the page shows it, not its title
+        elif "image/svg+xml" in data:
+            # a picture (tensorbook.draw): the page shows its drawing, not its title
             shown.append({"svg": data["image/svg+xml"]})
         elif "image/png" in data:
             shown.append({"png": data["image/png"]})
