@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 import re
 import statistics
 from collections import defaultdict
@@ -28,7 +27,7 @@ from tests.support.browser import PAGE_BUDGET, Visit, launch, visit
 from tests.support.server import serve
 
 from tensorbook_build.execute import read_page
-from tensorbook_build.ledger import TAG
+from tensorbook_build.ledger import TAG, page_recordings
 from tensorbook_build.settings import edition
 
 if TYPE_CHECKING:
@@ -851,11 +850,11 @@ def _recorded_pictures(page: str) -> int:
     }
     return sum(
         1
-        for path in (ROOT / "docs" / "recorded").glob(f"*/{page}.json")
-        if path.parent.name != "cpu"
-        for cell in json.loads(path.read_text("utf-8"))["cells"]
-        if cell["index"] in tagged
-        for output in cell["outputs"]
+        for recording in page_recordings(ROOT / "docs" / "recorded", page)
+        if recording.kind != "cpu"
+        for cell in recording.cells
+        if cell.index in tagged
+        for output in cell.outputs
         if output.get("image", "").endswith(".svg")
     )
 

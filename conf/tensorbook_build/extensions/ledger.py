@@ -127,8 +127,11 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
                 continue
             state = ledger.freshness(recorded, source, modules)
             texts = [o["text"] for o in recorded.outputs if "text" in o]
-            figures = [_svg(recording, o["image"]) for o in recorded.outputs if "image" in o]
-            same = texts == own_texts and figures == own_pictures  # a PNG is never "the same"
+            drawn = {
+                o["image"]: _svg(recording, o["image"]) for o in recorded.outputs if "image" in o
+            }
+            # a PNG (its text "") is never the same as this build's pictures
+            same = texts == own_texts and list(drawn.values()) == own_pictures
             if state.code_changed:
                 badge = translate(STALE_CODE)
             elif state.stale:
@@ -144,7 +147,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             for item in recorded.outputs:
                 if "text" in item:
                     fold += _literal(item["text"], "tb-recorded-output")
-                elif pictures.is_picture(svg := _svg(recording, item["image"])):
+                elif pictures.is_picture(svg := drawn[item["image"]]):
                     # inline, translated and redrawn for the PDF as the build's own pictures are
                     fold += nodes.raw("", svg, format="html", classes=[pictures.CLASS])
                 else:
