@@ -116,9 +116,11 @@ class Book:
 
         A terminal's job starts with Ctrl-C's signal at its default. A program inherits an
         ignored signal as ignored, and then Python does not turn it into KeyboardInterrupt
-        (the build rightly ignores Ctrl-C where its shell says so). In the whole suite,
-        twice, the Ctrl-C case's build went on waiting on its pipe, as it does when this
-        process ignores SIGINT. The build is started from a process whose handler is
+        (the build rightly ignores Ctrl-C where its shell says so). A shell without job
+        control starts a background job (``cmd &``) with SIGINT ignored, so a suite run
+        that way (``bash -c 'nox -s tests &'``, as CI scripts may) runs with SIGINT
+        ignored: twice the Ctrl-C case's build went on waiting on its pipe there, and
+        never in the foreground. The build is started from a process whose handler is
         Python's own, which a new program gets back as the default.
         """
         chosen = [a for code in languages for a in ("--language", code)]
