@@ -489,11 +489,11 @@ def record(session: nox.Session) -> None:
 def kit(session: nox.Session) -> None:
     """The GPU kit: doctests, tests, book, recording and speed targets into one folder.
 
-    On a GPU machine without network, run ``python -m tensorbook_build.kit`` in its own
+    On a GPU machine without network, run ``python -m tests.support.kit`` in its own
     environment instead (conf/README.md, "On a GPU"); here nox installs the pinned torch first.
     """
     _install(session, "test", "docs")
-    session.run("python", "-m", "tensorbook_build.kit", *session.posargs)
+    session.run("python", "-m", "tests.support.kit", *session.posargs)
 
 
 @nox.session(reuse_venv=True, default=False)
@@ -504,7 +504,7 @@ def compat(session: nox.Session) -> None:
     docs/recorded/compat.json, which the status page lists.
     """
     _install(session, "test", "docs")
-    session.run("python", "-m", "tensorbook_build.kit", "--compat", *session.posargs)
+    session.run("python", "-m", "tests.support.kit", "--compat", *session.posargs)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ from pathlib import Path
 import nbformat
 import pytest
 from tests.support.book import ROOT
+from tests.support.kit import add_result, run_kit
 
 from tensorbook.draw.curves import curves_picture
 from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
 from tensorbook_build.execute import Cell, read_page
-from tensorbook_build.kit import add_result, run_kit
 from tensorbook_build.ledger import (
     TAG,
     RecordingError,
@@ -288,7 +288,7 @@ def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
 
 
 def test_the_kit_names_each_failure_by_test_or_page(tmp_path):
-    from tensorbook_build.kit import Step, failures
+    from tests.support.kit import Step, failures
 
     (tmp_path / "tests.xml").write_text(
         '<testsuites><testsuite><testcase classname="tests.test_speed" name="test_a">'

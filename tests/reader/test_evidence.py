@@ -11,11 +11,11 @@ import warnings
 import pytest
 import torch
 from tests.support.book import ROOT
+from tests.support.evidence import Evidence, EvidenceError, load, main
 
 from tensorbook import speed
 from tensorbook.draw.timeline import find_mark, step_spans
 from tensorbook.trace import is_runtime_call
-from tensorbook_build.evidence import Evidence, EvidenceError, load, main
 
 FILES = sorted((ROOT / "tests" / "evidence").glob("*.json"))
 WAITING = ("cudaMemcpyAsync", "cudaStreamSynchronize")

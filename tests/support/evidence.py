@@ -1,4 +1,4 @@
-"""A GPU's evidence for the CPU's tests: ``python -m tensorbook_build.evidence --device cuda``.
+"""A GPU's evidence for the CPU's tests: ``python -m tests.support.evidence --device cuda``.
 
 Code written for a device the developer cannot run is tested against what that device
 did. This gathers, on a device, what the book's code reads there: the profiler's events
@@ -146,14 +146,12 @@ def load(path: Path) -> Evidence:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tensorbook_build.evidence --device DEVICE --out FILE``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m tensorbook_build.evidence", description=__doc__
-    )
+    """``python -m tests.support.evidence --device DEVICE --out FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m tests.support.evidence", description=__doc__)
     parser.add_argument("--device", required=True, help="cuda or cuda:N (cpu to rehearse)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
-    command = "python -m tensorbook_build.evidence " + shlex.join(
+    command = "python -m tests.support.evidence " + shlex.join(
         sys.argv[1:] if argv is None else list(argv)
     )
     evidence = gather(args.device, command)
@@ -163,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     partial.write_text(text, encoding="utf-8")
     partial.replace(args.out)
     load(args.out)  # what was written reads back
-    print(f"tensorbook_build.evidence: wrote {args.out}")
+    print(f"tests.support.evidence: wrote {args.out}")
     return 0
 
 

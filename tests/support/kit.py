@@ -1,4 +1,4 @@
-"""The GPU kit: ``python -m tensorbook_build.kit --device cuda --out DIR``.
+"""The GPU kit: ``python -m tests.support.kit --device cuda --out DIR``.
 
 One offline command for a GPU machine (conf/README.md, "On a GPU"): the device check,
 the doctests and the fast tests on the device, the book built on the device and on the
@@ -134,7 +134,7 @@ def steps(device: str, out: Path, recorded: Path) -> list[Step]:
                         "--out", str(recorded)]),
         Step("record-cpu", [*record, "cpu", "--from-build", str(out / "cpu-book"),
                             "--out", str(recorded)]),
-        Step("evidence", [python, "-m", "tensorbook_build.evidence", "--device", device,
+        Step("evidence", [python, "-m", "tests.support.evidence", "--device", device,
                           "--out", str(out / "evidence.json")]),
         Step("speed", [python, "-c", SPEED_SCRIPT, device], env=SPEED_THREADS),
     ]  # fmt: skip
@@ -273,16 +273,16 @@ def compat(path: Path) -> int:
         "doctests": run["doctests"].status,
         "pages": run["cpu-book"].status,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "command": "nox -s compat (python -m tensorbook_build.kit --compat)",
+        "command": "nox -s compat (python -m tests.support.kit --compat)",
     }
     add_result(path, result)
-    print(f"tensorbook_build.kit: {json.dumps(result)} -> {path}")
+    print(f"tests.support.kit: {json.dumps(result)} -> {path}")
     return 0 if result["doctests"] == result["pages"] == "passed" else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tensorbook_build.kit --device DEVICE --out DIR``, or ``--compat``."""
-    parser = argparse.ArgumentParser(prog="python -m tensorbook_build.kit", description=__doc__)
+    """``python -m tests.support.kit --device DEVICE --out DIR``, or ``--compat``."""
+    parser = argparse.ArgumentParser(prog="python -m tests.support.kit", description=__doc__)
     parser.add_argument("--device", help="cuda, cuda:N, or cpu to rehearse")
     parser.add_argument("--out", type=Path, help="the folder for everything")
     parser.add_argument("--budget", type=float, default=600.0, help="seconds for all steps")
