@@ -29,7 +29,7 @@ from urllib.request import urlopen
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
+from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE, own_outputs
 from tests.support.server import ServedSite, serve
 
 import tensorbook
@@ -45,9 +45,6 @@ pytestmark = pytest.mark.book
 WHEEL_URL = f"{site_base_url({})}{WHEELS}/{wheel_name(tensorbook.__version__)}"
 KERNEL = "tensorbook-runtime"
 """The runtime environment's kernel, found through JUPYTER_PATH."""
-
-
-PIP = ("-m", "pip", "install", "--quiet", "--disable-pip-version-check")
 
 
 def _kernel(root: Path, python: Path) -> None:
@@ -101,7 +98,10 @@ def reader_site(built_book, tmp_path_factory) -> Iterator[ReaderSite]:
     python = root / "venv" / "bin" / "python"
     requirements = ["torch", "numpy", "matplotlib", "ipykernel"]
     constraints = ["-c", str(ROOT / "conf" / "constraints.txt")]
-    subprocess.run([str(python), *PIP, *constraints, *requirements], check=True)
+    quiet = ["--quiet", "--disable-pip-version-check"]
+    subprocess.run(
+        [str(python), "-m", "pip", "install", *quiet, *constraints, *requirements], check=True
+    )
     _kernel(root, python)
     # the server is started first, so that the book is built for its address; until
     # the build writes the front door, a placeholder stands in for it
@@ -342,7 +342,7 @@ def test_the_wheel_weighs_what_the_first_cell_says(built_book):
 def _figures(built_book: Path, chapter: str) -> int:
     """How many pictures and figures the page shows as this build's outputs."""
     page = (built_book / "html" / "en" / f"{chapter}.html").read_text(encoding="utf-8")
-    page = re.sub(r'<details class="tb-recorded">.*?</details>', "", page, flags=re.DOTALL)
+    page = own_outputs(page)
     return page.count('class="output tb-picture"') + page.count('src="_images/')
 
 

@@ -17,6 +17,7 @@ import pytest
 from tests.support.book import (
     CHAPTERS,
     LANGUAGES,
+    RECORDED_FOLD,
     SOURCE_LANGUAGE,
     build_book,
     copy_of_the_book,
@@ -99,7 +100,7 @@ def ledger_book(tmp_path_factory, built_book) -> tuple[Path, Path, dict[str, str
 
 
 def _folds(html: str) -> list[str]:
-    return re.findall(r'<details class="tb-recorded">(.*?)</details>', html, re.DOTALL)
+    return RECORDED_FOLD.findall(html)
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))

@@ -29,14 +29,19 @@ CHAPTERS = [
 ]
 """The book's executed pages in reading order."""
 
+RECORDED_FOLD = re.compile(r'<details class="tb-recorded">(.*?)</details>', re.DOTALL)
+"""A fold of another device's recorded outputs in a built page; its group, the inside."""
+
 __all__ = [
     "CHAPTERS",
     "CUDA_MISSING",
     "LANGUAGES",
+    "RECORDED_FOLD",
     "ROOT",
     "SOURCE_LANGUAGE",
     "build_book",
     "copy_of_the_book",
+    "own_outputs",
     "page",
     "pages_logged",
     "readme_command",
@@ -88,3 +93,8 @@ def pages_logged(output: str, message: str) -> list[str]:
 def page(root: Path, name: str, language: str = SOURCE_LANGUAGE) -> str:
     """A built page's HTML; ``root`` is the build folder that holds ``html/``."""
     return (root / "html" / language / f"{name}.html").read_text(encoding="utf-8")
+
+
+def own_outputs(html: str) -> str:
+    """A built page without its folds of other devices' recorded outputs: the build's own."""
+    return RECORDED_FOLD.sub("", html)
