@@ -263,6 +263,7 @@ def build_site(
     translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
     running: list[_Started] = []
     with build_lock(site.parent), launch.Readiness() as ready:
+        launch.remove_private_folders()  # those of a build killed before it could
 
         def start(code: str) -> list[EditionBuild]:
             command = sphinx_command(
@@ -303,6 +304,7 @@ def build_site(
         finally:
             for started in running:  # each with its process group: the failure may be any
                 launch.kill(started.process)
+            launch.remove_private_folders({started.process.pid for started in running})
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]

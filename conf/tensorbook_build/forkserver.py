@@ -17,13 +17,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tensorbook_build.launch import die_with_parent, run_child
+from tensorbook_build.launch import die_with_parent, private_folder, run_child
 
 FORKSERVER_VARIABLE = "TENSORBOOK_FORKSERVER"
 """The fork server's socket, where the build runs one; fresh kernels where it does not."""
@@ -94,7 +93,7 @@ def running(cwd: Path, environment: Mapping[str, str]) -> Iterator[Path]:
     ``cwd`` and ``environment`` are the kernels' (the pages' folder, and the spec's
     :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`): children start as fresh ones.
     """
-    folder = Path(tempfile.mkdtemp(prefix="tb-fork-"))  # short: a socket's path is limited
+    folder = private_folder()
     socket_path = folder / "socket"
     # listening before the server starts: a request made while it imports waits in line
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:

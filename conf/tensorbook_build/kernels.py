@@ -8,7 +8,6 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from jupyter_client.asynchronous import AsyncKernelClient
 
 from tensorbook_build.forkserver import FORKSERVER_VARIABLE, request
+from tensorbook_build.launch import private_folder
 from tensorbook_build.upstream import LocalProvisioner, adopt_kernel_info
 
 
@@ -109,16 +109,16 @@ class WarmProvisioner(LocalProvisioner):
     sockets: Path | None = None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:  # noqa: ANN401 - jupyter_client's
-        """Switch the kernel manager to IPC before it writes the connection file."""
+        """Switch the kernel manager to IPC, in a private folder with its connection file."""
         manager = self.parent
         # the asynchronous manager nbclient uses; a blocking one keeps its own client
         if manager is not None and issubclass(manager.client_factory, AsyncKernelClient):
             manager.client_class = f"{__name__}.{ReadyClient.__name__}"
         if manager is not None and manager.transport != "ipc":
-            # a short path: a Unix socket's is limited to about a hundred bytes
-            self.sockets = Path(tempfile.mkdtemp(prefix="tb-kernel-"))
+            self.sockets = private_folder()
             manager.transport = "ipc"
             manager.ip = str(self.sockets / uuid.uuid4().hex[:8])
+            manager.connection_file = str(self.sockets / "connection.json")
             manager.cache_ports = False
         return await super().pre_launch(**kwargs)
 

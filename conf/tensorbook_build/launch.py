@@ -7,7 +7,9 @@ Nothing an edition starts outlives the build. Each edition leads a process group
 own, which the driver kills whole (Sphinx's ``-j`` workers with it: killed alone, the
 edition left them blocked on pipes no one reads, holding the build folder). Each process
 forked inside a forked edition dies with its parent, so a driver killed with ``kill -9``
-takes them all with it.
+takes them all with it. What they leave in the temporary folder (sockets, connection
+files) is in folders named for the edition (:func:`private_folder`), which the driver
+removes once the edition has ended, and the next build where the driver was killed.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import ctypes
 import importlib
 import os
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import IO, NoReturn, Self
 
@@ -31,6 +35,7 @@ _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
 READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
 """The descriptor on which the source edition tells the driver every output is cached."""
 _PR_SET_PDEATHSIG = 1
+_PRIVATE = "tb-"  # and the process group's number: tb-<group>-<random>
 _forking = os.getpid()  # the process that forked this one, set just before each fork
 
 
@@ -40,6 +45,35 @@ def die_with_parent(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it ended before the request took effect
         os._exit(1)
+
+
+def private_folder() -> Path:
+    """A new folder for sockets and connection files, named for this process's group.
+
+    In the temporary folder: a socket's path is limited to about a hundred bytes. An
+    edition leads a group of its own, which its readers and the fork server's parent
+    share: its folders are those of the group.
+    """
+    return Path(tempfile.mkdtemp(prefix=f"{_PRIVATE}{os.getpgid(0)}-"))
+
+
+def remove_private_folders(groups: Collection[int] | None = None) -> None:
+    """Remove the private folders of ``groups``, or of every group no process of runs."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_PRIVATE}*-*"):
+        group = folder.name.removeprefix(_PRIVATE).partition("-")[0]
+        if group.isdigit() and (
+            int(group) in groups if groups is not None else not _group_runs(int(group))
+        ):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _group_runs(group: int) -> bool:
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError):
+            state, _parent, member_of = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            if int(member_of) == group and state != "Z":  # a zombie has ended
+                return True
+    return False
 
 
 def _remember_forking() -> None:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from tensorbook_build.launch import Readiness, can_fork, kill, start
 
@@ -27,12 +28,14 @@ PROBE = textwrap.dedent(
 )
 
 
-# Sphinx colours what it prints by its environment (FORCE_COLOR, CI, NO_COLOR): with
-# colour forced, the forked edition colours only if it sees the environment it was given.
-COLOURED = {**os.environ, "FORCE_COLOR": "1"}
+def _coloured(temporary: Path) -> dict[str, str]:
+    """Sphinx colours what it prints by its environment (FORCE_COLOR, CI, NO_COLOR): with
+    colour forced, the forked edition colours only if it sees the environment it was given.
+    Sphinx saves a failure's traceback in the temporary folder: the test's own."""
+    return {**os.environ, "FORCE_COLOR": "1", "TMPDIR": str(temporary)}
 
 
-def _probe(*arguments: list[str]) -> list[list]:
+def _probe(temporary: Path, *arguments: list[str]) -> list[list]:
     code = PROBE.format(arguments=repr(arguments))
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -40,13 +43,13 @@ def _probe(*arguments: list[str]) -> list[list]:
         text=True,
         check=True,
         timeout=120,
-        env=COLOURED,
+        env=_coloured(temporary),
     )
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_would():
-    (version, failed) = _probe(["--version"], ["-b", "no-such-builder", "docs", "out"])
+def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_would(tmp_path):
+    (version, failed) = _probe(tmp_path, ["--version"], ["-b", "no-such-builder", "docs", "out"])
     assert version[:2] == ["Forked", 0]
     assert version[2].startswith("sphinx-build ")
     assert failed[0] == "Forked"
@@ -56,7 +59,7 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
         stderr=subprocess.STDOUT,
         text=True,
         check=False,
-        env=COLOURED,
+        env=_coloured(tmp_path),
     )
     assert failed[1] == new.returncode != 0
     assert "\x1b[" in new.stdout

@@ -1,4 +1,5 @@
-"""Nothing outlives a build: after each fault no process of it is left, and the next runs.
+"""Nothing outlives a build: after each fault no process of it is left, nor anything of
+its in the temporary folder, and the next build runs.
 
 The build runs as ``nox -s docs`` runs it, ``python -m tensorbook_build`` in a process of
 its own, on a small copy of the book with both editions. This test process is made a
@@ -12,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -94,10 +97,16 @@ def leftovers() -> Iterator[Callable[..., list[str]]]:
             pass
 
 
+OTHER_TOOLS_CACHES = ("torchinductor_", "jieba.cache")
+"""What the build's libraries keep in the temporary folder between builds, on purpose."""
+
+
 class Book:
-    """A small copy of the book, built by ``python -m tensorbook_build`` as nox does."""
+    """A small copy of the book, built by ``python -m tensorbook_build`` as nox does, with
+    a temporary folder of its own (short: sockets are made there)."""
 
     def __init__(self, tmp_path: Path, first_code: str, *, front: str = "") -> None:
+        self.temporary = Path(tempfile.mkdtemp(prefix="tb-test-"))
         self.tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
         self.site = tmp_path / "out" / "html"
         docs = self.tree / "docs"
@@ -129,7 +138,11 @@ class Book:
             return subprocess.Popen(
                 [sys.executable, "-m", "tensorbook_build", "--site", str(self.site), *chosen],
                 cwd=self.tree,
-                env={**os.environ, "PYTHONPATH": str(self.tree / "conf")},
+                env={
+                    **os.environ,
+                    "PYTHONPATH": str(self.tree / "conf"),
+                    "TMPDIR": str(self.temporary),
+                },
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -143,14 +156,22 @@ class Book:
         printed, _ = process.communicate(timeout=600)
         return process.returncode, printed
 
+    def left_behind(self) -> list[str]:
+        """What is in the build's temporary folder, but for its libraries' caches."""
+        return sorted(
+            p.name for p in self.temporary.iterdir() if not p.name.startswith(OTHER_TOOLS_CACHES)
+        )
+
     def builds_again(self) -> None:
         """The page fixed, the next build runs and succeeds (the source edition: the one
-        that takes the lock and starts the kernels)."""
+        that takes the lock and starts the kernels), and clears what a build killed left."""
         index = self.tree / "docs" / "index.md"
         index.write_text(_page("Index", "print('fixed')") + self.toctree)
         returncode, printed = self.build(SOURCE_LANGUAGE)
         assert returncode == 0, printed[-3000:]
         assert "fixed" in (self.site / SOURCE_LANGUAGE / "index.html").read_text()
+        assert self.left_behind() == []
+        shutil.rmtree(self.temporary)
 
 
 def _inside_a_cell(tmp_path: Path) -> tuple[Book, subprocess.Popen[str]]:
@@ -175,6 +196,7 @@ def test_a_failing_cell_leaves_nothing_and_the_next_build_runs(tmp_path, leftove
     assert returncode != 0
     assert "raised ValueError: broken on purpose" in printed
     assert leftovers() == []
+    assert book.left_behind() == []
     book.builds_again()
     assert leftovers() == []
 
@@ -187,6 +209,7 @@ def test_a_cell_that_hangs_past_its_timeout_leaves_nothing_and_the_next_build_ru
     assert returncode != 0
     assert "did not finish in 3 seconds" in printed
     assert leftovers() == []
+    assert book.left_behind() == []
     book.builds_again()
 
 
@@ -198,6 +221,7 @@ def test_a_broken_catalog_leaves_nothing_and_the_next_build_runs(tmp_path, lefto
     assert returncode != 0, printed[-3000:]
     assert str(catalog) in printed
     assert leftovers() == []
+    assert book.left_behind() == []
     book.builds_again()
 
 
@@ -247,6 +271,7 @@ def test_ctrl_c_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
     assert "Traceback" not in printed, printed[-3000:]
     assert printed.endswith("tensorbook_build: interrupted; no process of this build is left\n")
     assert leftovers() == []
+    assert book.left_behind() == []
     book.builds_again()
 
 
@@ -257,4 +282,5 @@ def test_a_driver_killed_with_kill_9_leaves_nothing_and_the_next_build_runs(tmp_
     # seconds (its readers notice their kernels went with the fork server, then write)
     assert leftovers(grace=3) == []
     process.communicate(timeout=120)
+    assert book.left_behind() != []  # its sockets: no process of it could remove them
     book.builds_again()
