@@ -62,6 +62,7 @@ CONSTRAINTS = ("-c", "conf/constraints.txt")
 # tier but the PDF's, which needs TeX and has its own session (nox -s pdf), and
 # Lighthouse's goal, whose scores depend on an idle machine (nox -s lighthouse).
 SUITE = "not pdf and not lighthouse"
+ONE_THREAD = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
 FAST = "not book and not browser and not slow and not pdf"
 BOOK = "book and not browser and not pdf"
 BROWSER = "browser and not lighthouse"
@@ -287,11 +288,28 @@ def doctest(session: nox.Session) -> None:
 
 @nox.session(default=True)
 def tests(session: nox.Session) -> None:
-    """Run the whole suite, every tier but the PDF's, as CI does, on --device (default cpu)."""
+    """Run the whole suite, every tier but the PDF's, as CI does, on --device (default cpu).
+
+    First the tests marked ``alone``, with nothing beside them: the speed chapter's check
+    compares two timings taken on one core, which another process's work would skew. The
+    session's book is built among them. Then every other test runs in parallel workers
+    (pytest-xdist, one per core, a file's tests in one worker) that check that book, on
+    one thread each as the book's build runs its pages (the downloads still run on a
+    reader's defaults). With arguments, the suite runs in one process.
+    """
     _install(session, "test", "docs")
     _browser_tools(session)
     # the slowest tests named at the end: where the suite's minutes go (conf/README.md)
-    session.run("pytest", "-m", SUITE, "--durations=25", *session.posargs)
+    if session.posargs:  # some of the suite, or on a GPU: in one process, in order
+        session.run("pytest", "-m", SUITE, "--durations=25", *session.posargs)
+        return
+    first = Path(session.create_tmp()) / "alone"  # pytest empties it first
+    session.run("pytest", "-m", f"({SUITE}) and alone", f"--basetemp={first}", "--durations=5")
+    book = first / "book0"  # the session's book (tests/conftest.py), as pytest numbers it
+    parallel = ["-n", "auto", "--dist", "loadfile", f"--built-book={book}"]
+    session.run(
+        "pytest", "-m", f"({SUITE}) and not alone", *parallel, "--durations=25", env=ONE_THREAD
+    )
 
 
 @nox.session(reuse_venv=True, default=False)

@@ -157,6 +157,7 @@ def article(root: Path, chapter: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_two_clean_builds_give_identical_outputs(built_book, tmp_path):
     """Pages are compared as readers get them; images are named by a hash of their bytes.
 
@@ -285,6 +286,7 @@ def test_a_prose_edit_rewrites_only_its_page_and_changes_no_configuration(tmp_pa
     assert "A new sentence." in page(tmp_path / "out", "second")
 
 
+@pytest.mark.alone
 def test_kernels_talk_over_ipc_not_tcp(book_builds):
     """The pages' kernels use the build's kernel spec, whose provisioner puts their
     channels on Unix sockets: no kernel warns that its TCP traffic is unencrypted."""

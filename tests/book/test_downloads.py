@@ -45,6 +45,10 @@ pytestmark = pytest.mark.book
 WHEEL_URL = f"{site_base_url({})}{WHEELS}/{wheel_name(tensorbook.__version__)}"
 KERNEL = "tensorbook-runtime"
 """The runtime environment's kernel, found through JUPYTER_PATH."""
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+NOT_SET_BY_READERS = (DEVICE_VARIABLE, *THREAD_VARIABLES)
+"""What the suite's environment may set (nox -s tests runs its workers on one thread
+each) and a reader's machine does not: a download runs on the reader's defaults."""
 
 
 def _kernel(root: Path, python: Path) -> None:
@@ -61,10 +65,11 @@ def _execute(
     notebook: nbformat.NotebookNode, root: Path, environ: Mapping[str, str] = {}, **options: Any
 ) -> None:
     """Run ``notebook`` in the kernel under ``root``, as a reader's machine would: no
-    device set, Matplotlib drawing into files; ``environ`` set for its kernel."""
+    device or threads set, Matplotlib drawing into files; ``environ`` set for its kernel."""
     previous = os.environ.copy()
+    for name in NOT_SET_BY_READERS:
+        os.environ.pop(name, None)
     os.environ.update({"JUPYTER_PATH": str(root), "MPLBACKEND": "Agg", **environ})
-    os.environ.pop(DEVICE_VARIABLE, None)  # a reader's machine sets nothing
     try:
         NotebookClient(notebook, kernel_name=KERNEL, timeout=600, **options).execute(cwd=str(root))
     finally:
@@ -212,7 +217,7 @@ def _cells(row: str) -> list[str]:
 
 TIMED = {"cuda", "speed"}
 """The chapters whose checks time something: the ones a busy machine could change."""
-ONE_THREAD = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
+ONE_THREAD = dict.fromkeys(THREAD_VARIABLES, "1")
 """How a chapter runs on busy cores: on one thread, as the book's build runs its pages.
 With as many threads as cores, torch's and NumPy's threads wait on each other while the
 busy processes hold the cores: the speed chapter took 17, 74 and 200 s where on one
@@ -318,7 +323,7 @@ def test_script_runs_clean(built_book, runtime_environment, chapter, tmp_path):
     python = runtime_environment / "venv" / "bin" / "python"
     script = tmp_path / f"tensorbook-{chapter}.py"
     shutil.copy(_downloads(built_book, "en") / script.name, script)
-    environment = {k: v for k, v in os.environ.items() if k != DEVICE_VARIABLE}
+    environment = {k: v for k, v in os.environ.items() if k not in NOT_SET_BY_READERS}
     finished = subprocess.run(
         [str(python), str(script)], capture_output=True, text=True, check=False,
         cwd=runtime_environment, env={**environment, "MPLBACKEND": "Agg"}, timeout=600,

@@ -47,7 +47,9 @@ def reseeded(page: str, first_seed: int) -> nbformat.NotebookNode:
 
 
 @pytest.mark.book
-@pytest.mark.parametrize("page", CHAPTERS)
+@pytest.mark.parametrize(
+    "page", [pytest.param(p, marks=pytest.mark.alone) if p == "speed" else p for p in CHAPTERS]
+)
 def test_a_page_s_checks_hold_whatever_the_cells_before_drew(page):
     notebook = reseeded(page, first_seed=FIRST_SEED)
     client = NotebookClient(

@@ -272,6 +272,7 @@ def images(html: str) -> list[str]:
 
 
 @pytest.mark.book
+@pytest.mark.alone
 def test_the_second_edition_reuses_the_outputs_instead_of_executing(book_builds):
     _, builds = book_builds
     pages = sorted(f"{chapter}.md" for chapter in CHAPTERS)
