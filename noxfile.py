@@ -43,6 +43,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import nox
@@ -132,6 +133,9 @@ def _constraints(session: nox.Session) -> tuple[str, ...]:
     pins = Path(CONSTRAINTS[1]).read_text().splitlines()
     pinned = next(line for line in pins if line.startswith("torch=="))
     tmp = Path(session.create_tmp())
+    # create_tmp also points TMPDIR there, inside the checkout, for every command after;
+    # the tests' temporary folders must be outside any git repository (test_provenance)
+    session.env.pop("TMPDIR", None)
     constraints = tmp / "constraints-torch.txt"
     constraints.write_text("\n".join(line for line in pins if line != pinned) + "\n")
     report = tmp / "torch-resolution.json"
@@ -303,13 +307,16 @@ def tests(session: nox.Session) -> None:
     if session.posargs:  # some of the suite, or on a GPU: in one process, in order
         session.run("pytest", "-m", SUITE, "--durations=25", *session.posargs)
         return
-    first = Path(session.create_tmp()) / "alone"  # pytest empties it first
-    session.run("pytest", "-m", f"({SUITE}) and alone", f"--basetemp={first}", "--durations=5")
-    book = first / "book0"  # the session's book (tests/conftest.py), as pytest numbers it
-    parallel = ["-n", "auto", "--dist", "loadfile", f"--built-book={book}"]
-    session.run(
-        "pytest", "-m", f"({SUITE}) and not alone", *parallel, "--durations=25", env=ONE_THREAD
-    )
+    # outside the checkout (not nox's create_tmp): the tests' folders must be outside any
+    # git repository (test_provenance)
+    with tempfile.TemporaryDirectory(prefix="tensorbook-tests-") as scratch:
+        first = Path(scratch, "alone")
+        session.run("pytest", "-m", f"({SUITE}) and alone", f"--basetemp={first}", "--durations=5")
+        book = first / "book0"  # the session's book (tests/conftest.py), as pytest numbers it
+        parallel = ["-n", "auto", "--dist", "loadfile", f"--built-book={book}"]
+        session.run(
+            "pytest", "-m", f"({SUITE}) and not alone", *parallel, "--durations=25", env=ONE_THREAD
+        )
 
 
 @nox.session(reuse_venv=True, default=False)

@@ -15,7 +15,7 @@ import io
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ from tensorbook_build.ledger import TAG, page_recordings
 from tensorbook_build.settings import edition
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, BrowserContext, Page
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -164,16 +164,22 @@ class View:
 
 
 Check = Callable[["Page", Visit], Any]
-CHECKS: dict[str, tuple[Check, bool]] = {}
-"""What each check reads from a loaded page, by name, and whether reading it changes the
-page (injects a script, loads the lazy images, opens folds)."""
+CHECKS: dict[str, tuple[Check, bool, bool]] = {}
+"""What each check reads from a loaded page, by name; whether reading it changes the page
+(injects a script, loads the lazy images, opens folds); whether it reads a first visit."""
 
 
-def reads(name: str, *, changes_the_page: bool = False) -> Callable[[Check], Check]:
-    """Register a check: a function of the loaded page and its :class:`Visit`."""
+def reads(
+    name: str, *, changes_the_page: bool = False, first_visit: bool = False
+) -> Callable[[Check], Check]:
+    """Register a check: a function of the loaded page and its :class:`Visit`.
+
+    ``first_visit``: it reads what only a reader's first visit shows (what the load
+    fetched, the first frame), so its views load with a cold cache.
+    """
 
     def register(function: Check) -> Check:
-        CHECKS[name] = (function, changes_the_page)
+        CHECKS[name] = (function, changes_the_page, first_visit)
         return function
 
     return register
@@ -182,8 +188,11 @@ def reads(name: str, *, changes_the_page: bool = False) -> Callable[[Check], Che
 class Views:
     """Every view of every page loaded once, and read by all the checks that look at it.
 
-    A page loads in a fresh context (a cold cache, as a reader's first visit) with the
-    view's viewport and colour scheme; the checks the plan (:func:`_plan`) names for that
+    A page loads with the view's viewport and colour scheme, in a new tab: of a fresh
+    context (a cold cache, as a reader's first visit) where a check reads a first visit,
+    else of the one context kept for that screen, whose cache has the site's styles and
+    scripts (a tab's session state is new; what the theme stores, the colour mode, is the
+    screen's, as no check toggles it). The checks the plan (:func:`_plan`) names for that
     view read it then, those that only read first, in the order they are registered, and
     then those that change the page. The tests assert on what each check read, so each
     test still names its page and what it checks, and fails alone; a check that raised
@@ -194,6 +203,7 @@ class Views:
         self.browser, self.served = browser, served
         self.plan = _plan()
         self.loaded: dict[View, dict[str, tuple[Any, Exception | None]]] = {}
+        self.screens: dict[tuple[int, int, str], BrowserContext] = {}
 
     def __call__(self, view: View, check: str) -> Any:
         if check not in self.plan.get(view, ()):
@@ -213,14 +223,21 @@ class Views:
             (name for name in CHECKS if name in planned), key=lambda name: CHECKS[name][1]
         )  # stable: the registration's order, the checks that change the page last
         seen: dict[str, tuple[Any, Exception | None]] = {}
-        context = self.browser.new_context(
-            viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
-        )
-        context.add_init_script(FIRST_FRAME)
+        first_visit = any(CHECKS[name][2] for name in order)
+        screen = (view.width, view.height, view.mode)
+        context = None if first_visit else self.screens.get(screen)
+        if context is None:
+            context = self.browser.new_context(
+                viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
+            )
+            context.add_init_script(FIRST_FRAME)
+            if not first_visit:
+                self.screens[screen] = context
+        close = context.close if first_visit else lambda: None
         try:
             page, record = _open(context, self.served, f"{view.language}/{view.name}.html")
         except Exception as error:  # noqa: BLE001 - each test that needs the view raises it
-            context.close()
+            close()
             return dict.fromkeys(planned, (None, error))
         try:
             for name in order:
@@ -229,13 +246,21 @@ class Views:
                 except Exception as error:  # noqa: BLE001 - raised in the test that reads it
                     seen[name] = (None, error)
         finally:
-            context.close()
+            page.close()
+            close()
         return seen
+
+    def close(self) -> None:
+        """Close the contexts kept for each screen."""
+        for context in self.screens.values():
+            context.close()
 
 
 @pytest.fixture(scope="session")
-def views(browser, served) -> Views:
-    return Views(browser, served)
+def views(browser, served) -> Iterator[Views]:
+    loaded = Views(browser, served)
+    yield loaded
+    loaded.close()
 
 
 MODES = ["light", "dark"]
@@ -294,7 +319,7 @@ ICONS = """() => Array.from(document.querySelectorAll('.fa-solid'))
                                     getComputedStyle(i, '::before').content.replace(/"/g, ''))])"""
 
 
-@reads("clean")
+@reads("clean", first_visit=True)
 def _clean(page: Page, record: Visit) -> dict[str, Any]:
     return {
         "status": record.status,
@@ -702,7 +727,7 @@ def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
         context.close()
 
 
-@reads("first frame")
+@reads("first frame", first_visit=True)
 def _first_frame(page: Page, _record: Visit) -> list[int]:
     return page.evaluate(f"[window.tbFirstFrame, {PARSED}]")
 
