@@ -63,10 +63,11 @@ CONSTRAINTS = ("-c", "conf/constraints.txt")
 # tier but the PDF's, which needs TeX and has its own session (nox -s pdf), and
 # Lighthouse's goal, whose scores depend on an idle machine (nox -s lighthouse).
 SUITE = "not pdf and not lighthouse"
-ONE_THREAD = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
 FAST = "not book and not browser and not slow and not pdf"
 BOOK = "book and not browser and not pdf"
 BROWSER = "browser and not lighthouse"
+# nox -s tests' parallel workers run on one thread each, as the book's build runs its pages
+ONE_THREAD = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
 
 
 # What an environment's installation is made from: when none of it changed, a reused

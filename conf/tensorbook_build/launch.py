@@ -51,8 +51,8 @@ def private_folder() -> Path:
     """A new folder for sockets and connection files, named for this process's group.
 
     In the temporary folder: a socket's path is limited to about a hundred bytes. An
-    edition leads a group of its own, which its readers and the fork server's parent
-    share: its folders are those of the group.
+    edition leads a group of its own, its readers in it, and they make the folders of its
+    fork server and its kernels: an edition's folders are its group's.
     """
     return Path(tempfile.mkdtemp(prefix=f"{_PRIVATE}{os.getpgid(0)}-"))
 
