@@ -38,6 +38,21 @@ def small_problem():
     return make_problem(Sizes(n=16, d_in=30, h=20, d_out=5), seed=1)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test that reads how the session's book was built (``book_builds``) and is
+    not marked ``alone``: nox -s tests' workers check the book of its first step and would
+    each build it again, the speed chapter beside the other worker."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "book_builds" in getattr(item, "fixturenames", ())
+        and item.get_closest_marker("alone") is None
+    ]
+    if unmarked:
+        msg = f"mark these @pytest.mark.alone (they use book_builds): {', '.join(unmarked)}"
+        raise pytest.UsageError(msg)
+
+
 @pytest.fixture(scope="session")
 def book_builds(request, tmp_path_factory) -> tuple[Path, dict[str, EditionBuild]]:
     """The whole book, every edition, built once per session from a cold cache exactly
