@@ -31,8 +31,8 @@ from pathlib import Path
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT
 
-# what the kernels' libraries read for their thread pools
-_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+"""What the kernels' libraries read for their thread pools."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class BuildSpec:
         return {
             DEVICE_VARIABLE: self.device,
             "PYTHONPATH": os.pathsep.join(paths),
-            **dict.fromkeys(_THREAD_VARIABLES, str(self.threads)),
+            **dict.fromkeys(THREAD_VARIABLES, str(self.threads)),
         }
 
 

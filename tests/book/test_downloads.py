@@ -39,13 +39,13 @@ from tensorbook_build.build import build_site
 from tensorbook_build.catalogs import translations
 from tensorbook_build.downloads import FOLDER, WHEEL_KB_AT_MOST
 from tensorbook_build.settings import LAYOUT, WHEELS, site_base_url, wheel_name
+from tensorbook_build.spec import THREAD_VARIABLES
 
 pytestmark = pytest.mark.book
 
 WHEEL_URL = f"{site_base_url({})}{WHEELS}/{wheel_name(tensorbook.__version__)}"
 KERNEL = "tensorbook-runtime"
 """The runtime environment's kernel, found through JUPYTER_PATH."""
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 NOT_SET_BY_READERS = (DEVICE_VARIABLE, *THREAD_VARIABLES)
 """What the suite's environment may set (nox -s tests runs its workers on one thread
 each) and a reader's machine does not: a download runs on the reader's defaults."""
