@@ -2,8 +2,8 @@
 
 The whole site is served at ``http://127.0.0.1:<port>/tensorbook/`` (tests/support/server.py),
 so every check here also shows that nothing depends on the domain's root. Every request
-to another host is aborted and reported (tests/support/browser.py), so the site is seen as
-it works with the network cut off. axe-core comes from the npm registry
+to another host fails inside Chromium and is reported (tests/support/browser.py), so the
+site is seen as it works with the network cut off. axe-core comes from the npm registry
 (``tests/browser/package.json``; ``nox -s tests`` runs ``npm ci``) and is injected into
 each page.
 """
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from tests.support.book import CHAPTERS, LANGUAGES, ROOT, SOURCE_LANGUAGE
-from tests.support.browser import PAGE_BUDGET, Visit, launch, visit
+from tests.support.browser import NO_OTHER_HOSTS, PAGE_BUDGET, Visit, launch, visit
 from tests.support.server import serve
 
 from tensorbook_build.execute import read_page
@@ -31,9 +31,9 @@ from tensorbook_build.ledger import TAG, page_recordings
 from tensorbook_build.settings import edition
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, Page
 
-pytestmark = [pytest.mark.book, pytest.mark.browser]
+pytestmark = [pytest.mark.book, pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = [*CHAPTERS, "terminology", "status", "genindex", "search"]
@@ -135,18 +135,25 @@ def _axe_source() -> str:
 def _open(context, served, path: str):
     """A new page at ``path`` (relative to the site); the page and what loading did."""
     page = context.new_page()
+    return page, _visit(page, served, path)
+
+
+def _visit(page, served, path: str) -> Visit:
+    """Load ``path`` (relative to the site) in ``page``; what loading did."""
     outside_before = len(served.outside_prefix)
     record = visit(page, served.base_url + path, served.base_url)
     assert served.outside_prefix[outside_before:] == [], (
         f"{path} asked for addresses outside the site's folder"
     )
-    return page, record
+    return record
 
 
 PARSED = "document.querySelectorAll('#main-content :is(section, h1, h2, h3, pre, table)').length"
 """What the main content's parser has made: nothing that the page's scripts add."""
 FIRST_FRAME = f"requestAnimationFrame(() => {{ window.tbFirstFrame = {PARSED}; }});"
 """Run in every view before the page's own scripts: what its first frame showed."""
+NEW_SESSION = "if (location.protocol.startsWith('http')) sessionStorage.clear();"
+"""Run in a kept tab before the page's own scripts: its session storage as a new tab's."""
 
 
 @dataclass(frozen=True)
@@ -188,22 +195,25 @@ def reads(
 class Views:
     """Every view of every page loaded once, and read by all the checks that look at it.
 
-    A page loads with the view's viewport and colour scheme, in a new tab: of a fresh
-    context (a cold cache, as a reader's first visit) where a check reads a first visit,
-    else of the one context kept for that screen, whose cache has the site's styles and
-    scripts (a tab's session state is new; what the theme stores, the colour mode, is the
-    screen's, as no check toggles it). The checks the plan (:func:`_plan`) names for that
-    view read it then, those that only read first, in the order they are registered, and
-    then those that change the page. The tests assert on what each check read, so each
-    test still names its page and what it checks, and fails alone; a check that raised
-    raises again in each test that asks for it, a load that failed in every one.
+    A page loads with the view's viewport and colour scheme: in a tab of a fresh context
+    (a cold cache, as a reader's first visit) where a check reads a first visit, else in
+    the one tab kept for that screen, whose cache has the site's styles and scripts. A
+    kept tab starts each page's document with its session storage empty, as a new tab
+    would (what the theme stores there, the sidebar's scroll, would follow the reader
+    from page to page), and is emptied (``about:blank``) after it; what the theme keeps
+    in local storage, the colour mode, is the screen's, as no check toggles it. The
+    checks the plan (:func:`_plan`) names for that view read it then, those that only
+    read first, in the order they are registered, and then those that change the page.
+    The tests assert on what each check read, so each test still names its page and
+    what it checks, and fails alone; a check that raised raises again in each test that
+    asks for it, a load that failed in every one.
     """
 
     def __init__(self, browser: Browser, served) -> None:
         self.browser, self.served = browser, served
         self.plan = _plan()
         self.loaded: dict[View, dict[str, tuple[Any, Exception | None]]] = {}
-        self.screens: dict[tuple[int, int, str], BrowserContext] = {}
+        self.tabs: dict[tuple[int, int, str], Page] = {}
 
     def __call__(self, view: View, check: str) -> Any:
         if check not in self.plan.get(view, ()):
@@ -217,27 +227,42 @@ class Views:
             raise RuntimeError(msg) from error
         return seen
 
+    def _tab(self, view: View, *, kept: bool) -> Page:
+        """A tab with ``view``'s screen: the one kept for it, or one in a fresh context."""
+        screen = (view.width, view.height, view.mode)
+        if kept and screen in self.tabs:
+            return self.tabs[screen]
+        context = self.browser.new_context(
+            viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
+        )
+        context.add_init_script(FIRST_FRAME)
+        if kept:
+            context.add_init_script(NEW_SESSION)
+            self.tabs[screen] = context.new_page()
+            return self.tabs[screen]
+        return context.new_page()
+
     def _load(self, view: View) -> dict[str, tuple[Any, Exception | None]]:
         planned = self.plan[view]
         order = sorted(
             (name for name in CHECKS if name in planned), key=lambda name: CHECKS[name][1]
         )  # stable: the registration's order, the checks that change the page last
         seen: dict[str, tuple[Any, Exception | None]] = {}
-        first_visit = any(CHECKS[name][2] for name in order)
-        screen = (view.width, view.height, view.mode)
-        context = None if first_visit else self.screens.get(screen)
-        if context is None:
-            context = self.browser.new_context(
-                viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
-            )
-            context.add_init_script(FIRST_FRAME)
-            if not first_visit:
-                self.screens[screen] = context
-        close = context.close if first_visit else lambda: None
+        kept = not any(CHECKS[name][2] for name in order)  # a first visit: a fresh context
+        page = self._tab(view, kept=kept)
+
+        def done(record: Visit | None) -> None:
+            if record is not None:
+                record.stop_watching()
+            if kept:  # no request of this page's may outlive it in the tab
+                page.goto("about:blank")
+            else:
+                page.context.close()
+
         try:
-            page, record = _open(context, self.served, f"{view.language}/{view.name}.html")
+            record = _visit(page, self.served, f"{view.language}/{view.name}.html")
         except Exception as error:  # noqa: BLE001 - each test that needs the view raises it
-            close()
+            done(None)
             return dict.fromkeys(planned, (None, error))
         try:
             for name in order:
@@ -246,14 +271,13 @@ class Views:
                 except Exception as error:  # noqa: BLE001 - raised in the test that reads it
                     seen[name] = (None, error)
         finally:
-            page.close()
-            close()
+            done(record)
         return seen
 
     def close(self) -> None:
-        """Close the contexts kept for each screen."""
-        for context in self.screens.values():
-            context.close()
+        """Close the contexts of the tabs kept for each screen."""
+        for page in self.tabs.values():
+            page.context.close()
 
 
 @pytest.fixture(scope="session")
@@ -477,6 +501,34 @@ def test_missing_page_gets_the_404_page_with_working_links(context, served, miss
     page.locator(f"a.edition[data-edition='{SOURCE_LANGUAGE}']").click()
     page.wait_for_load_state("load")
     assert page.url == f"{served.base_url}{SOURCE_LANGUAGE}/index.html"
+
+
+def test_a_request_for_another_host_is_recorded_and_fails_in_chromium(browser, tmp_path):
+    """The suite sees the site as it works with the network cut off: a page's requests for
+    other hosts, by name or by address, are recorded and fail inside Chromium
+    (NO_OTHER_HOSTS), and the local server's are served (with the cache on)."""
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><html lang="en"><title>t</title><link rel="icon" href="data:,">'
+        '<link rel="stylesheet" href="a.css">'
+        '<img src="https://example.org/a.png" alt=""><img src="http://192.0.2.1/b.png" alt="">',
+        encoding="utf-8",
+    )
+    (tmp_path / "a.css").write_text("body { color: black; }", encoding="utf-8")
+    elsewhere = ["https://example.org/a.png", "http://192.0.2.1/b.png"]
+    with serve(tmp_path) as served:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            failed: dict[str, str | None] = {}  # address: Chromium's reason
+            page.on("requestfailed", lambda request: failed.update({request.url: request.failure}))
+            record = _visit(page, served, "index.html")
+        finally:
+            context.close()
+    assert sorted(record.other_hosts) == sorted(elsewhere)
+    assert record.failed_requests == []
+    assert record.bytes_by_kind.get("css") == len("body { color: black; }")
+    at_the_proxy = [url for url, reason in failed.items() if "PROXY" in (reason or "")]
+    assert sorted(at_the_proxy) == sorted(elsewhere), (NO_OTHER_HOSTS, failed)
 
 
 @pytest.mark.parametrize(
