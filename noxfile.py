@@ -298,9 +298,11 @@ def tests(session: nox.Session) -> None:
     First the tests marked ``alone``, with nothing beside them: the speed chapter's check
     compares two timings taken on one core, which another process's work would skew. The
     session's book is built among them. Then every other test runs in parallel workers
-    (pytest-xdist, one per core, a file's tests in one worker) that check that book, on
-    one thread each as the book's build runs its pages (the downloads still run on a
-    reader's defaults). With arguments, the suite runs in one process.
+    (pytest-xdist, one per core) that check that book, on one thread each as the book's
+    build runs its pages (the downloads' notebooks still run on a reader's defaults). A
+    file whose tests share a fixture it makes once (the browser's views, the reader's
+    environment) runs in one worker; other tests go one by one to whichever worker is
+    free (tests/support/schedule.py). With arguments, the suite runs in one process.
     """
     _install(session, "test", "docs")
     _browser_tools(session)
@@ -314,7 +316,7 @@ def tests(session: nox.Session) -> None:
         first = Path(scratch, "alone")
         session.run("pytest", "-m", f"({SUITE}) and alone", f"--basetemp={first}", "--durations=5")
         book = first / "book0"  # the session's book (tests/conftest.py), as pytest numbers it
-        parallel = ["-n", "auto", "--dist", "loadfile", f"--built-book={book}"]
+        parallel = ["-n", "auto", "--dist", "loadgroup", f"--built-book={book}"]
         session.run(
             "pytest", "-m", f"({SUITE}) and not alone", *parallel, "--durations=25", env=ONE_THREAD
         )

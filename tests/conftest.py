@@ -9,6 +9,7 @@ import torch
 
 from tensorbook.problem import Sizes, make_problem
 from tensorbook_build.build import EditionBuild, build_site
+from tests.support import schedule
 from tests.support.book import CUDA_MISSING, LANGUAGES
 
 
@@ -41,7 +42,8 @@ def small_problem():
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Refuse a test that reads how the session's book was built (``book_builds``) and is
     not marked ``alone``: nox -s tests' workers check the book of its first step and would
-    each build it again, the speed chapter beside the other worker."""
+    each build it again, the speed chapter beside the other worker. Refuse xdist's
+    ``xdist_group`` mark, which pytest 9.2 ignores (tests/support/schedule.py)."""
     unmarked = [
         item.nodeid
         for item in items
@@ -51,6 +53,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if unmarked:
         msg = f"mark these @pytest.mark.alone (they use book_builds): {', '.join(unmarked)}"
         raise pytest.UsageError(msg)
+    grouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group")]
+    if grouped:
+        msg = (
+            "xdist_group is ignored on this pytest; name the file in ONE_WORKER "
+            f"(tests/support/schedule.py) instead: {', '.join(grouped)}"
+        )
+        raise pytest.UsageError(msg)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own; only with xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup`` (nox -s tests) shares the tests out by
+    :func:`tests.support.schedule.unit_of_work`; other modes are xdist's."""
+    if config.getoption("dist") == "loadgroup":
+        return schedule.scheduler(config, log)
+    return None
 
 
 @pytest.fixture(scope="session")

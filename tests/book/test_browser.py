@@ -33,7 +33,7 @@ from tensorbook_build.settings import edition
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-pytestmark = [pytest.mark.book, pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = [*CHAPTERS, "terminology", "status", "genindex", "search"]
