@@ -48,7 +48,9 @@ KERNEL = "tensorbook-runtime"
 """The runtime environment's kernel, found through JUPYTER_PATH."""
 NOT_SET_BY_READERS = (DEVICE_VARIABLE, *THREAD_VARIABLES)
 """What the suite's environment may set (nox -s tests runs its workers on one thread
-each) and a reader's machine does not: a download runs on the reader's defaults."""
+each) and a reader's machine does not: none of it reaches a download. A reader's first
+notebook runs on the reader's defaults (reader_site); later runs set one thread
+themselves (ONE_THREAD)."""
 
 
 def _kernel(root: Path, python: Path) -> None:
@@ -95,7 +97,8 @@ def reader_site(built_book, tmp_path_factory) -> Iterator[ReaderSite]:
     served at (its outputs reused from the cache, so nothing executes again); an
     environment with what the package needs, pinned as the book pins it, and a kernel,
     but not the package; in it, the tensors chapter's notebook fetched from the site, whose
-    first cell installs the package from the site's own address."""
+    first cell installs the package from the site's own address, run on the reader's
+    default threads."""
     tmp = tmp_path_factory.mktemp("reader")
     work, root = tmp / "book", tmp / "reader"
     shutil.copytree(built_book / ".jupyter_cache", work / ".jupyter_cache")
@@ -218,10 +221,13 @@ def _cells(row: str) -> list[str]:
 TIMED = {"cuda", "speed"}
 """The chapters whose checks time something: the ones a busy machine could change."""
 ONE_THREAD = dict.fromkeys(THREAD_VARIABLES, "1")
-"""How a chapter runs on busy cores: on one thread, as the book's build runs its pages.
-With as many threads as cores, torch's and NumPy's threads wait on each other while the
-busy processes hold the cores: the speed chapter took 17, 74 and 200 s where on one
-thread it takes 8 (its script, below, runs with the reader's default threads)."""
+"""How the downloads run after a reader's first notebook: on one thread, as the book's
+build runs its pages. With as many threads as cores, torch's and NumPy's threads wait on
+each other while other processes hold the cores: the speed chapter took 17, 74 and 200 s
+where on one thread it takes 8; beside the suite's other worker, two threads ran the
+training chapter's script in 33 s and 20 CPU-seconds, one thread in 8 s and 5; the
+notebooks of the four chapters that train took 73 to 79 CPU-seconds on two threads, their
+scripts 18 on one."""
 TIMERS = re.compile(r"perf_counter|timeit|tensorbook import speed|tensorbook\.speed")
 
 
@@ -251,13 +257,13 @@ def busy_cores(busy: bool) -> Iterator[None]:
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_runs_clean_in_a_fresh_kernel(reader_site, runtime_environment, chapter):
     """Every download, fetched from the served site, raises nothing but the errors its
-    page teaches: a build check is a verdict here, never an error. The chapters that time
-    something run with both cores busy, on one thread (ONE_THREAD). A translation's notebooks run the same code
+    page teaches: a build check is a verdict here, never an error. Each runs on one
+    thread (ONE_THREAD), those that time something with both cores busy too. A
+    translation's notebooks run the same code
     (test_a_translated_notebook_runs_the_english_code), so the English ones run here."""
     notebook = _fetch(reader_site.served, chapter)
-    busy = chapter in TIMED
-    with busy_cores(busy):
-        _execute(notebook, runtime_environment, ONE_THREAD if busy else {}, allow_errors=False)
+    with busy_cores(chapter in TIMED):
+        _execute(notebook, runtime_environment, ONE_THREAD, allow_errors=False)
     taught = [c for c in notebook.cells if "raises-exception" in c.metadata.get("tags", [])]
     for cell in taught:  # the errors the page teaches still happen
         assert any(o.output_type == "error" for o in cell.outputs), cell.source
@@ -318,11 +324,8 @@ def _verdict_words(source: str) -> list[str]:
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_script_runs_clean(built_book, runtime_environment, chapter, tmp_path):
-    """A script runs where a reader saved it, and saves each picture its notebook would
-    show beside it, naming the file. It runs the notebook's code, whose run on a reader's
-    default threads is the notebook's (test_notebook_runs_clean_in_a_fresh_kernel), on one
-    thread (ONE_THREAD): beside the suite's other worker, two threads of torch ran the
-    training chapter's script in 33 s and 20 CPU-seconds, one thread in 8 s and 5."""
+    """A script runs where a reader saved it, on one thread (ONE_THREAD), and saves each
+    picture its notebook would show beside it, naming the file."""
     python = runtime_environment / "venv" / "bin" / "python"
     script = tmp_path / f"tensorbook-{chapter}.py"
     shutil.copy(_downloads(built_book, "en") / script.name, script)
