@@ -299,7 +299,7 @@ def tests(session: nox.Session) -> None:
     compares two timings taken on one core, which another process's work would skew. The
     session's book is built among them. Then every other test runs in parallel workers
     (pytest-xdist, one per core) that check that book, on one thread each as the book's
-    build runs its pages (the downloads' notebooks still run on a reader's defaults). A
+    build runs its pages (but for a reader's first notebook, on a reader's defaults). A
     file whose tests share a fixture it makes once (the browser's views, the reader's
     environment) runs in one worker; other tests go one by one to whichever worker is
     free (tests/support/schedule.py). With arguments, the suite runs in one process.

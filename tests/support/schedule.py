@@ -51,7 +51,7 @@ def scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist's scope scheduling, with :func:`unit_of_work` as the scope of a test."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class ByUnitOfWork(LoadScopeScheduling):  # type: ignore[misc]
+    class ByUnitOfWork(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return unit_of_work(nodeid)
 
