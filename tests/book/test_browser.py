@@ -169,6 +169,11 @@ class View:
     def __str__(self) -> str:
         return f"{self.language}/{self.name}.html at {self.width}x{self.height}, {self.mode}"
 
+    @property
+    def screen(self) -> tuple[int, int, str]:
+        """Its viewport and colour scheme: what the views that share a kept tab share."""
+        return (self.width, self.height, self.mode)
+
 
 Check = Callable[["Page", Visit], Any]
 CHECKS: dict[str, tuple[Check, bool, bool]] = {}
@@ -229,17 +234,16 @@ class Views:
 
     def _tab(self, view: View, *, kept: bool) -> Page:
         """A tab with ``view``'s screen: the one kept for it, or one in a fresh context."""
-        screen = (view.width, view.height, view.mode)
-        if kept and screen in self.tabs:
-            return self.tabs[screen]
+        if kept and view.screen in self.tabs:
+            return self.tabs[view.screen]
         context = self.browser.new_context(
             viewport={"width": view.width, "height": view.height}, color_scheme=view.mode
         )
         context.add_init_script(FIRST_FRAME)
         if kept:
             context.add_init_script(NEW_SESSION)
-            self.tabs[screen] = context.new_page()
-            return self.tabs[screen]
+            self.tabs[view.screen] = context.new_page()
+            return self.tabs[view.screen]
         return context.new_page()
 
     def _load(self, view: View) -> dict[str, tuple[Any, Exception | None]]:
@@ -250,19 +254,12 @@ class Views:
         seen: dict[str, tuple[Any, Exception | None]] = {}
         kept = not any(CHECKS[name][2] for name in order)  # a first visit: a fresh context
         page = self._tab(view, kept=kept)
-
-        def done(record: Visit | None) -> None:
-            if record is not None:
-                record.stop_watching()
-            if kept:  # no request of this page's may outlive it in the tab
-                page.goto("about:blank")
-            else:
-                page.context.close()
-
         try:
             record = _visit(page, self.served, f"{view.language}/{view.name}.html")
         except Exception as error:  # noqa: BLE001 - each test that needs the view raises it
-            done(None)
+            page.context.close()  # with what the failed load left in it: a later view
+            if kept:  # of this screen gets a new tab
+                del self.tabs[view.screen]
             return dict.fromkeys(planned, (None, error))
         try:
             for name in order:
@@ -271,7 +268,11 @@ class Views:
                 except Exception as error:  # noqa: BLE001 - raised in the test that reads it
                     seen[name] = (None, error)
         finally:
-            done(record)
+            record.stop_watching()
+            if kept:  # no request of this page's may outlive it in the tab
+                page.goto("about:blank")
+            else:
+                page.context.close()
         return seen
 
     def close(self) -> None:
