@@ -232,9 +232,9 @@ TIMERS = re.compile(r"perf_counter|timeit|tensorbook import speed|tensorbook\.sp
 
 
 def test_the_chapters_run_on_busy_cores_are_the_ones_that_time_something():
-    """Busy cores change only what is timed; a chapter that times nothing runs on idle ones
-    (under them torch's threads wait on each other, and a page that trains ran 16 to 128 s
-    where it runs in 5)."""
+    """Busy cores change only what is timed; a chapter that times nothing runs without
+    them, which would only slow it (beside them, on two threads, a page that trains ran
+    16 to 128 s where it runs in 5)."""
     timing = {c for c in CHAPTERS if TIMERS.search((ROOT / "docs" / f"{c}.md").read_text("utf-8"))}
     assert timing == TIMED
 
