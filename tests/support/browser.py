@@ -125,9 +125,9 @@ def watch(page: Page, base_url: str) -> Visit:
     local = urlsplit(base_url).netloc
 
     def sent(request: Request) -> None:
-        url = request.url
-        if urlsplit(url).scheme not in {"data", "blob", "about"} and urlsplit(url).netloc != local:
-            visit.other_hosts.append(url)
+        address = urlsplit(request.url)
+        if address.scheme not in {"data", "blob", "about"} and address.netloc != local:
+            visit.other_hosts.append(request.url)
         visit.in_flight += 1
 
     def finished(request: Request) -> None:
