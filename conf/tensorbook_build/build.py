@@ -330,6 +330,12 @@ class _Started:
     fingerprint: str
 
 
+ENVIRONMENT = "environment.pickle"
+"""Sphinx's record of the pages it has read, in an edition's doctrees: removed when the
+edition fails, so that the next build reads again the pages that made it fail (a warning
+that stopped a build would otherwise not be seen again)."""
+
+
 def _finish_editions(started: Sequence[_Started], *, capture: bool) -> list[EditionBuild]:
     """Wait for each started edition; record the fingerprint of each that succeeded."""
     results = []
@@ -341,6 +347,10 @@ def _finish_editions(started: Sequence[_Started], *, capture: bool) -> list[Edit
         if edition.process.returncode == 0:
             edition.stamp.parent.mkdir(parents=True, exist_ok=True)
             edition.stamp.write_text(edition.fingerprint, encoding="utf-8")
+        else:  # Sphinx kept the pages it read, and would not read again those that failed
+            (edition.stamp.parent.parent / "doctrees" / edition.language / ENVIRONMENT).unlink(
+                missing_ok=True
+            )
     return results
 
 

@@ -293,3 +293,92 @@ def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
                     f"add {TAG} to its :tags:" + (f"\n{diff}" if diff else "")
                 )
     return found
+
+
+FIGURES = "recorded_figures"
+"""A page's front matter key: the figures its prose takes from a GPU's output.
+
+Each entry names a figure and says where it is printed: ``cell``, text found in the
+code of exactly one code cell, and ``pattern``, a regular expression whose first group
+is the figure in that cell's printed text (``(?s).*`` in front takes the last match).
+The prose shows one with ``{recorded}`name```; see :mod:`tensorbook_build.extensions.ledger`.
+"""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """Where one of a page's recorded figures is printed."""
+
+    cell: int  # the index of the code cell that prints it
+    pattern: str
+
+
+def page_figures(metadata: Mapping[str, Any], code: Mapping[int, str]) -> dict[str, Figure]:
+    r"""The figures a page's front matter declares, each found in its one cell.
+
+    Raises :class:`ValueError` naming the figure when its entry is malformed, or when its
+    ``cell`` text is in no code cell or in several.
+
+    Examples
+    --------
+    >>> meta = {FIGURES: {"gain": {"cell": "report(", "pattern": r"([\d.]+)x"}}}
+    >>> page_figures(meta, {1: "import x", 3: "report(t)"})
+    {'gain': Figure(cell=3, pattern='([\\d.]+)x')}
+    """
+    declared = metadata.get(FIGURES) or {}
+    found = {}
+    for name, entry in declared.items():
+        if not (isinstance(entry, Mapping) and set(entry) == {"cell", "pattern"}):
+            msg = f"{FIGURES}: {name!r} needs exactly 'cell' and 'pattern', got {entry!r}"
+            raise ValueError(msg)
+        cells = [index for index, source in code.items() if entry["cell"] in source]
+        if len(cells) != 1:
+            where = f"in {len(cells)} code cells" if cells else "in no code cell"
+            msg = f"{FIGURES}: {name!r}'s cell text {entry['cell']!r} is {where}; it must be in one"
+            raise ValueError(msg)
+        try:
+            groups = re.compile(entry["pattern"]).groups
+        except re.error as error:
+            msg = f"{FIGURES}: {name!r}'s pattern is not a regular expression: {error}"
+            raise ValueError(msg) from error
+        if groups < 1:
+            msg = f"{FIGURES}: {name!r}'s pattern has no group to take the figure from"
+            raise ValueError(msg)
+        found[name] = Figure(cells[0], entry["pattern"])
+    return found
+
+
+def figure_in(text: str, figure: Figure) -> str | None:
+    r"""The figure as ``text`` prints it, or ``None`` where the pattern finds nothing.
+
+    >>> figure_in("at 64: 1.4x\nat 4096: 298.1x", Figure(0, r"(?s).*: ([\d.]+)x"))
+    '298.1'
+    """
+    found = re.search(figure.pattern, text, flags=re.MULTILINE)
+    return found.group(1) if found else None
+
+
+def align(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, Cell]:
+    """Each current code cell's recorded counterpart, by index: the cells lined up as a diff.
+
+    ``current`` maps each code cell's index to its :func:`source_hash`. A cell whose code
+    is unchanged finds its recording wherever cells were added or removed before it; a
+    changed cell finds the recorded cell whose place it took (stale, by
+    :func:`freshness`); a new cell finds none.
+
+    Examples
+    --------
+    >>> old = [Cell(1, "a", {}, False, ""), Cell(2, "b", {}, False, ""), Cell(3, "c", {}, False, "")]
+    >>> {i: c.index for i, c in align(old, {1: "a", 2: "B", 3: "new", 5: "c"}).items()}
+    {1: 1, 2: 2, 5: 3}
+    """
+    indices = list(current)
+    matcher = difflib.SequenceMatcher(
+        a=[c.source for c in recorded], b=[current[i] for i in indices], autojunk=False
+    )
+    found = {}
+    for operation, old, old_end, new, new_end in matcher.get_opcodes():
+        if operation in ("equal", "replace"):  # a replaced run: its cells in order
+            for k in range(min(old_end - old, new_end - new)):
+                found[indices[new + k]] = recorded[old + k]
+    return found

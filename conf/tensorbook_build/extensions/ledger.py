@@ -2,7 +2,9 @@
 
 After each cell tagged ``device-dependent``, each other device's recording of it, in a
 fold labelled with its provenance and a badge: the same as this build's, different (with
-a diff), or stale. ``{build-status} pages`` and ``{build-status} torch``: the status page.
+a diff), or stale. ``{recorded}`name```: a figure the prose takes from a GPU's output
+(:data:`tensorbook_build.ledger.FIGURES`). ``{build-status} pages`` and
+``{build-status} torch``: the status page.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ WORDS = (
     DIFFERENT := "differs from this build",
     STALE_CODE := "stale: the cell's code changed since it was recorded",
     STALE_MODULES := "stale: {modules} changed since it was recorded",
-    NOT_THIS_BUILD := "Not this build's output: recorded by nox -s record on another machine.",
+    NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
+    FIGURES_STALE := " (recorded before this page's code last changed)",
 )
 STATUS_WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
@@ -67,6 +70,18 @@ class recorded_fold(nodes.General, nodes.Element):
 
 class recorded_summary(nodes.Part, nodes.TextElement):
     """The fold's label: the recording's provenance and its badge."""
+
+
+class recorded_figure(nodes.Inline, nodes.TextElement):
+    """Where the prose shows a recorded figure, until the page's outputs are read."""
+
+
+def recorded_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: object, *_: object
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """``{recorded}`figure```: a figure of the page's front matter, or ``device``,
+    ``torch``, ``date`` or ``state`` of the output it comes from."""
+    return [recorded_figure(rawtext, "", figure=text.strip(), line=lineno)], []
 
 
 class status_placeholder(nodes.General, nodes.Element):
@@ -105,11 +120,13 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
         app.env.note_dependency(path)
     everyone = _recordings(app.srcdir, docname)
     own = read_spec(app.config.tensorbook_spec).kind
+    _fill_figures(app, doctree, docname, everyone)
     recordings = [r for r in everyone if r.kind != own]
     if not recordings:
         return
     translate = get_translation("sphinx")
     current = _current_cells(app, docname)
+    aligned = {r.kind: _aligned(r, current) for r in recordings}
     stale: list[str] = []
     for cell in list(doctree.findall(nodes.container)):
         if cell.get("nb_element") != "cell_code" or f"tag_{ledger.TAG}" not in cell["classes"]:
@@ -122,7 +139,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             n.astext() for n in cell.findall(nodes.raw) if pictures.CLASS in n["classes"]
         ]
         for recording in recordings:
-            recorded = _match(recording, index, source)
+            recorded = aligned[recording.kind].get(index)
             if recorded is None:
                 continue
             state = ledger.freshness(recorded, source, modules)
@@ -170,6 +187,75 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
         logger.warning("tensorbook: %s", problem, location=docname)
 
 
+def _own_text(doctree: nodes.document, index: int) -> str:
+    """What this build's cell ``index`` printed, as the page shows it."""
+    for cell in doctree.findall(nodes.container):
+        if cell.get("nb_element") == "cell_code" and cell.get("cell_index") == index:
+            blocks = cell.findall(nodes.literal_block)
+            return "\n".join(b.astext().rstrip("\n") for b in blocks if "output" in b["classes"])
+    return ""
+
+
+def _fill_figures(
+    app: Sphinx, doctree: nodes.document, docname: str, everyone: Sequence[ledger.Recording]
+) -> None:
+    """Put each ``{recorded}`` figure in the prose: a GPU build's own, else a GPU's recording.
+
+    A CPU build takes them from the first recording made on a GPU, and names that GPU,
+    its torch and its date; ``state`` says when the page's code changed since.
+    """
+    placeholders = list(doctree.findall(recorded_figure))
+    if not placeholders:
+        return
+    spec = read_spec(app.config.tensorbook_spec)
+    translate = get_translation("sphinx")
+    page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
+
+    def fail(problem: str, line: int | None = None) -> None:
+        logger.error("%s", problem, location=(docname, line), type="tensorbook", subtype="ledger")
+
+    try:
+        figures = ledger.page_figures(page.metadata, page.code)
+    except ValueError as error:
+        fail(f"{error} (the page's front matter)")
+        figures = {}
+    gpus = [r for r in everyone if r.provenance.get("gpu") and r.kind != spec.kind]
+    values: dict[str, str] = {}
+    if spec.device.startswith("cuda"):  # this build's own GPU says it
+        same = [r for r in everyone if r.kind == spec.kind]
+        model = same[0].provenance["model"] if same else spec.kind
+        values = {"device": model, "torch": spec.torch, "state": ""}
+        values["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+        texts = {name: _own_text(doctree, f.cell) for name, f in figures.items()}
+    elif gpus:
+        gpu, current = gpus[0], _current_cells(app, docname)
+        p, stale, texts, aligned = gpu.provenance, False, {}, _aligned(gpus[0], current)
+        for name, figure in figures.items():
+            source, modules = current.get(figure.cell, ("", {}))
+            recorded = aligned.get(figure.cell)
+            stale = stale or recorded is None or ledger.freshness(recorded, source, modules).stale
+            outputs = recorded.outputs if recorded else ()
+            texts[name] = "\n".join(o["text"] for o in outputs if "text" in o)
+        values = {"device": p["model"], "torch": p["torch"], "date": p["run_date"]}
+        values["state"] = translate(FIGURES_STALE) if stale else ""
+    else:
+        fix = "record one on a GPU (nox -s record -- --device cuda), or build on a GPU"
+        fail(f"its prose shows figures recorded on a GPU, and no GPU has recorded {docname}.md: {fix}")
+        texts = {}
+    for name, figure in figures.items():
+        found = ledger.figure_in(texts.get(name, ""), figure) if texts else None
+        if found is None and texts:
+            fail(f"{{recorded}}`{name}`: its pattern {figure.pattern!r} is not in cell "
+                 f"{figure.cell}'s printed text: change the pattern or the cell")
+        values.setdefault(name, found or "?")
+    for node in placeholders:
+        value = values.get(node["figure"])
+        if value is None:
+            known = ", ".join(sorted([*figures, "device", "torch", "date", "state"]))
+            fail(f"{{recorded}}`{node['figure']}` is not a figure of this page ({known})", node["line"])
+        node.replace_self(nodes.Text(value if value is not None else "?"))
+
+
 def _svg(recording: ledger.Recording, figure: str) -> str:
     """A recorded figure's SVG text; ``""`` for a PNG."""
     path = recording.path.parent / figure
@@ -180,14 +266,15 @@ def _literal(text: str, kind: str) -> nodes.literal_block:
     return nodes.literal_block(text, text, language="none", classes=[kind])
 
 
-def _match(recording: ledger.Recording, index: int, source: str) -> ledger.Cell | None:
-    """The recorded cell at ``index``, else the recorded cell with the same code.
+def _aligned(
+    recording: ledger.Recording, current: dict[int, tuple[str, dict[str, str]]]
+) -> dict[int, ledger.Cell]:
+    """Each of the page's code cells' recorded counterpart (:func:`ledger.align`).
 
     A recording holds every cell's outputs, so a cell tagged after it was recorded shows
     them too: the page's tag, not the recording's, says what is shown.
     """
-    at_index = next((c for c in recording.cells if c.index == index), None)
-    return at_index or next((c for c in recording.cells if c.source == source), None)
+    return ledger.align(recording.cells, {index: key[0] for index, key in current.items()})
 
 
 class BuildStatus(SphinxDirective):
@@ -298,7 +385,10 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
     parts = []
     for recording in found:
         marked = [cell for cell in recording.cells if cell.marked]
-        stale = sum(ledger.freshness(c, *current.get(c.index, ("", {}))).stale for c in marked)
+        now = {id(cell): index for index, cell in _aligned(recording, current).items()}
+        stale = sum(
+            id(c) not in now or ledger.freshness(c, *current[now[id(c)]]).stale for c in marked
+        )
         state = translate("{count} stale cells" if stale else "fresh").format(count=stale)
         p = recording.provenance
         parts.append(f"{p['model']} · {p['run_date']} · {state}")
@@ -328,6 +418,8 @@ def setup(app: Sphinx) -> dict[str, object]:
     folds.add_node(app, recorded_summary, summary, folds.LATEX_SUMMARY)
     skip = (folds.skip, None)
     app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
+    app.add_node(recorded_figure, html=skip, latex=skip, text=skip)  # replaced once read
+    app.add_role("recorded", recorded_role)
     app.add_directive("build-status", BuildStatus)
     hooks.connect(app, __name__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
