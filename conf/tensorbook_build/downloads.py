@@ -320,7 +320,9 @@ def notebook_for(
         elif verdict_words is not None and not in_solution and is_build_check(cell):
             text = verdict_code(text, (checks or {}).get(text.strip(), ""), verdict_words)
         cells.append(getattr(nbformat.v4, f"new_{cell.kind}_cell")(text, metadata=cell.metadata))
-    metadata = {k: v for k, v in page.metadata.items() if k not in ("mystnb", "file_format")}
+    # the build's settings, and where the prose's recorded figures come from (ledger.FIGURES)
+    build_only = ("mystnb", "file_format", "recorded_figures")
+    metadata = {k: v for k, v in page.metadata.items() if k not in build_only}
     kept = [c for c in [*cells, *closing] if c.source.strip()]
     notebook: nbformat.NotebookNode = nbformat.v4.new_notebook(cells=kept, metadata=metadata)
     for number, cell in enumerate(notebook.cells):
