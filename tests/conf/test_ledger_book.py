@@ -116,8 +116,8 @@ def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, 
         summary = unescape(re.sub(r"<[^>]+>", "", fold.split("</summary>")[0]))
         assert summary.startswith(f"{words} {LABEL} · CUDA 13.0 · torch 2.13.0+cu130 · 2026-12-01")
         assert ("提交 1a2b3c4" if language != SOURCE_LANGUAGE else "commit 1a2b3c4") in summary
-    same = "与本次构建相同" if language != SOURCE_LANGUAGE else "same as this build"
-    different = "与本次构建不同" if language != SOURCE_LANGUAGE else "differs from this build"
+    same = "与本页的输出相同" if language != SOURCE_LANGUAGE else "same as this page's output"
+    different = "与本页的输出不同" if language != SOURCE_LANGUAGE else "differs from this page's output"
     badges = re.findall(r'<span class="tb-recorded-badge">([^<]*)</span>', html)
     assert badges.count(same) == 1
     assert badges.count(different) == len(shown) - 1

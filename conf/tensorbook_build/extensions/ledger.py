@@ -49,12 +49,12 @@ STATUS_PAGE = "status"
 WORDS = (
     RECORDED_ON := "recorded on {model}",
     COMMIT := "commit {commit}",
-    SAME := "same as this build",
-    DIFFERENT := "differs from this build",
+    SAME := "same as this page's output",
+    DIFFERENT := "differs from this page's output",
     STALE_CODE := "stale: the cell's code changed since it was recorded",
     STALE_MODULES := "stale: {modules} changed since it was recorded",
     NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
-    FIGURES_STALE := " (recorded before this page's code last changed)",
+    FIGURES_STALE := "; recorded before this page's code last changed",
 )
 STATUS_WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
