@@ -21,11 +21,14 @@ from tensorbook.draw.curves import curves_picture
 from tensorbook_build.downloads import is_build_check, notebook_for, verdict_code
 from tensorbook_build.execute import Cell, read_page
 from tensorbook_build.ledger import (
+    FIGURES,
     TAG,
     RecordingError,
+    align,
     cell_keys,
     freshness,
     load_recording,
+    page_figures,
     page_recordings,
     recording_from_notebook,
     unmarked_differences,
@@ -323,3 +326,38 @@ def test_a_picture_s_drawing_is_in_the_digest_and_a_new_recording_replaces_its_f
     folder = tmp_path / "test-gpu" / "page"
     assert sorted(p.name for p in folder.iterdir()) == ["cell-2-1.svg"]  # nothing left over
     assert (folder / "cell-2-1.svg").read_text(encoding="utf-8") == other.svg
+
+
+def _recorded(*sources: str) -> list:
+    from tensorbook_build.ledger import Cell as RecordedCell
+
+    return [RecordedCell(2 * n + 1, source, {}, False, "") for n, source in enumerate(sources)]
+
+
+def test_cells_line_up_with_their_recording_as_a_diff():
+    old = _recorded("import", "plot", "check", "table")
+    # a hidden cell added first, "plot" changed and a cell after it, a cell added at the end
+    now = {1: "hidden", 2: "import", 3: "plot, changed", 4: "after", 5: "check", 6: "table", 7: "new"}
+    found = {index: cell.source for index, cell in align(old, now).items()}
+    assert found == {2: "import", 3: "plot", 5: "check", 6: "table"}
+    # a changed run is paired in order: the first changed cell takes the first recorded
+    changed = {1: "import", 2: "plot, changed", 3: "check, changed", 4: "table"}
+    assert [c.source for c in align(old, changed).values()] == ["import", "plot", "check", "table"]
+    # the same code at another index is the same cell, not the cell now at its index
+    assert align(_recorded("a", "b"), {1: "x", 3: "a", 5: "b"})[5].source == "b"
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"cell": "report("}, "needs exactly 'cell' and 'pattern'"),
+        ({"cell": "nowhere", "pattern": "(x)"}, "is in no code cell"),
+        ({"cell": "t", "pattern": "(x)"}, "is in 2 code cells"),
+        ({"cell": "report(", "pattern": "x"}, "has no group"),
+        ({"cell": "report(", "pattern": "(x"}, "is not a regular expression"),
+    ],
+)
+def test_a_malformed_figure_is_refused_naming_it(entry, problem):
+    with pytest.raises(ValueError, match="'gain'") as raised:
+        page_figures({FIGURES: {"gain": entry}}, {1: "import t", 3: "report(t)"})
+    assert problem in str(raised.value)

@@ -1,7 +1,8 @@
 """The device ledger in a built book: recorded outputs shown, labelled, stale; the status page.
 
 The book is a temporary copy with a synthetic recording of ``cuda.md``, written here and
-labelled as test data ("Test GPU (test data)"): no device ran it.
+labelled as test data ("Test GPU (test data)"): no device ran it. The other pages keep
+only the real recordings their prose takes figures from (``speed.md``'s).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tests.support.book import (
 from tensorbook.draw.curves import curves_picture
 from tensorbook_build.build import sphinx_command
 from tensorbook_build.execute import read_page
-from tensorbook_build.ledger import TAG, cell_keys, write_recording
+from tensorbook_build.ledger import TAG, cell_keys, page_figures, write_recording
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 
@@ -46,18 +47,24 @@ PROVENANCE = {
     "run_date": "2026-12-01",
     "command": "written by tests/conf/test_ledger_book.py",
 }
+FIGURES = {  # what the test GPU printed where cuda.md's prose takes a figure
+    "returned_ms": "on cuda:0: calls returned after 0.5 ms, work finished after 20.0 ms",
+    "mixing_error": "RuntimeError: the test GPU refuses",
+}
 
 
 def _synthetic_recording(tree: Path) -> None:
     """A recording of cuda.md as if a GPU had run it: every marked cell says so."""
     page = read_page((tree / "docs" / "cuda.md").read_text(encoding="utf-8"))
+    printed = {page_figures(page.metadata, page.code)[name].cell: text for name, text in FIGURES.items()}
     records, figures = [], {}
     for index, (source, mods) in cell_keys(page.code, tree / "src").items():
         code = page.code[index]
         marked = TAG in page.cells[index].tags
         # the one-liner prints the device: "cpu" here, as on this build, so "the same"
         same = code.strip().endswith("print(chosen)")
-        outputs = [{"text": "cpu" if same else f"on {LABEL}, cell {index}"}] if marked else []
+        text = "cpu" if same else printed.get(index, f"on {LABEL}, cell {index}")
+        outputs = [{"text": text}] if marked else []
         if marked and not same and not figures:  # the first such cell drew a picture too
             figures[f"cuda/cell-{index}-1.svg"] = PICTURE.svg.encode()
             outputs.append({"image": f"cuda/cell-{index}-1.svg"})
@@ -85,10 +92,13 @@ def ledger_book(tmp_path_factory, built_book) -> tuple[Path, Path, dict[str, str
     root = tmp_path_factory.mktemp("ledger")
     tree = copy_of_the_book(root)
     shutil.copytree(built_book / ".jupyter_cache", root / "build" / ".jupyter_cache")
-    # the only recordings are the test's: none of the real devices' (docs/recorded/<gpu>)
+    # the only recordings are the test's, and those whose figures a page's prose shows
     for recorded in (tree / "docs" / "recorded").iterdir():
         if recorded.is_dir():
-            shutil.rmtree(recorded)
+            for path in recorded.glob("*.json"):
+                if path.stem != "speed":
+                    path.unlink()
+                    shutil.rmtree(path.with_suffix(""), ignore_errors=True)
     _synthetic_recording(tree)
     site = root / "build" / "html"
     logs = {}
@@ -109,7 +119,7 @@ def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, 
     html = page(build, "cuda", language)
     folds = _folds(html)
     cells = read_page((tree / "docs" / "cuda.md").read_text(encoding="utf-8")).cells
-    shown = [c for c in cells if TAG in c.tags]
+    shown = [c for c in cells if TAG in c.tags and "remove-cell" not in c.tags]  # hidden: no fold
     assert len(folds) == len(shown)
     words = "录制于" if language != SOURCE_LANGUAGE else "recorded on"
     for fold in folds:
@@ -136,6 +146,23 @@ def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, 
         else "lowest validation loss: epoch 1"
     )
     assert f">{lowest}</text>" in pictures[0]
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_prose_names_the_recorded_gpu_and_its_figures(ledger_book, language):
+    _, build, _ = ledger_book
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", page(build, "cuda", language))))
+    if language == SOURCE_LANGUAGE:
+        said = (f"On the {LABEL}, ten products of two 4096 × 4096 matrices returned to Python "
+                "after 0.5 ms, and finished after 20.0 ms (measured with torch 2.13.0+cu130 "
+                "on 2026-12-01).")  # fmt: skip
+        error = f"the {LABEL} said: RuntimeError: the test GPU refuses Where"
+    else:
+        said = (f"在 {LABEL} 上，两个 4096 × 4096 矩阵相乘十次，调用在 0.5 毫秒后就回到了 "
+                "Python，而计算到 20.0 毫秒后才完成（用 torch 2.13.0+cu130 于 2026-12-01 测得）。")  # fmt: skip
+        error = f"{LABEL} 给出的信息是：RuntimeError: the test GPU refuses 如果"
+    assert said in text
+    assert error in text
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
@@ -187,6 +214,37 @@ def test_a_changed_cell_makes_its_recording_stale_and_the_build_says_so(ledger_b
     assert "the cell's code changed" in lines[0]
     html = unescape(page(build, "cuda"))
     assert "stale: the cell's code changed since it was recorded" in html
+    assert "recorded before this page's code last changed" not in html  # no figure's cell
+
+
+def test_a_figure_s_changed_cell_is_said_in_the_prose(ledger_book):
+    tree, build, _ = ledger_book
+    cuda = tree / "docs" / "cuda.md"
+    text = cuda.read_text(encoding="utf-8")
+    assert text.count("for _ in range(10):") == 1
+    cuda.write_text(text.replace("for _ in range(10):", "for _ in range(5 + 5):"), encoding="utf-8")
+    try:
+        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    finally:
+        cuda.write_text(text, encoding="utf-8")
+    assert result.returncode == 0, result.output
+    prose = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", page(build, "cuda"))))
+    assert ("finished after 20.0 ms (measured with torch 2.13.0+cu130 on 2026-12-01; "
+            "recorded before this page's code last changed).") in prose  # fmt: skip
+
+
+def test_a_figure_the_recording_does_not_print_stops_the_build_naming_it(ledger_book):
+    tree, build, _ = ledger_book
+    cuda = tree / "docs" / "cuda.md"
+    text = cuda.read_text(encoding="utf-8")
+    cuda.write_text(text.replace("pattern: 'calls returned after", "pattern: 'calls came back after"), encoding="utf-8")
+    try:
+        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    finally:
+        cuda.write_text(text, encoding="utf-8")
+    assert result.returncode != 0
+    assert "{recorded}`returned_ms`: its pattern 'calls came back after" in result.output
+    assert "change the pattern or the cell" in result.output
 
 
 def test_a_hand_edited_recording_stops_the_build_naming_file_and_field(ledger_book):
