@@ -337,7 +337,15 @@ def _recorded(*sources: str) -> list:
 def test_cells_line_up_with_their_recording_as_a_diff():
     old = _recorded("import", "plot", "check", "table")
     # a hidden cell added first, "plot" changed and a cell after it, a cell added at the end
-    now = {1: "hidden", 2: "import", 3: "plot, changed", 4: "after", 5: "check", 6: "table", 7: "new"}
+    now = {
+        1: "hidden",
+        2: "import",
+        3: "plot, changed",
+        4: "after",
+        5: "check",
+        6: "table",
+        7: "new",
+    }
     found = {index: cell.source for index, cell in align(old, now).items()}
     assert found == {2: "import", 3: "plot", 5: "check", 6: "table"}
     # a changed run is paired in order: the first changed cell takes the first recorded

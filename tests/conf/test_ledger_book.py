@@ -56,7 +56,9 @@ FIGURES = {  # what the test GPU printed where cuda.md's prose takes a figure
 def _synthetic_recording(tree: Path) -> None:
     """A recording of cuda.md as if a GPU had run it: every marked cell says so."""
     page = read_page((tree / "docs" / "cuda.md").read_text(encoding="utf-8"))
-    printed = {page_figures(page.metadata, page.code)[name].cell: text for name, text in FIGURES.items()}
+    printed = {
+        page_figures(page.metadata, page.code)[name].cell: text for name, text in FIGURES.items()
+    }
     records, figures = [], {}
     for index, (source, mods) in cell_keys(page.code, tree / "src").items():
         code = page.code[index]
@@ -127,7 +129,9 @@ def test_recorded_outputs_are_shown_labelled_after_the_build_s_own(ledger_book, 
         assert summary.startswith(f"{words} {LABEL} · CUDA 13.0 · torch 2.13.0+cu130 · 2026-12-01")
         assert ("提交 1a2b3c4" if language != SOURCE_LANGUAGE else "commit 1a2b3c4") in summary
     same = "与本页的输出相同" if language != SOURCE_LANGUAGE else "same as this page's output"
-    different = "与本页的输出不同" if language != SOURCE_LANGUAGE else "differs from this page's output"
+    different = (
+        "与本页的输出不同" if language != SOURCE_LANGUAGE else "differs from this page's output"
+    )
     badges = re.findall(r'<span class="tb-recorded-badge">([^<]*)</span>', html)
     assert badges.count(same) == 1
     assert badges.count(different) == len(shown) - 1
@@ -237,7 +241,10 @@ def test_a_figure_the_recording_does_not_print_stops_the_build_naming_it(ledger_
     tree, build, _ = ledger_book
     cuda = tree / "docs" / "cuda.md"
     text = cuda.read_text(encoding="utf-8")
-    cuda.write_text(text.replace("pattern: 'calls returned after", "pattern: 'calls came back after"), encoding="utf-8")
+    cuda.write_text(
+        text.replace("pattern: 'calls returned after", "pattern: 'calls came back after"),
+        encoding="utf-8",
+    )
     try:
         result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
     finally:

@@ -79,8 +79,10 @@ class recorded_figure(nodes.Inline, nodes.TextElement):
 def recorded_role(
     name: str, rawtext: str, text: str, lineno: int, inliner: object, *_: object
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """``{recorded}`figure```: a figure of the page's front matter, or ``device``,
-    ``torch``, ``date`` or ``state`` of the output it comes from."""
+    """``{recorded}`figure```: a figure the page's front matter declares.
+
+    Or ``device``, ``torch``, ``date`` or ``state``: of the output the figures come from.
+    """
     return [recorded_figure(rawtext, "", figure=text.strip(), line=lineno)], []
 
 
@@ -240,19 +242,26 @@ def _fill_figures(
         values["state"] = translate(FIGURES_STALE) if stale else ""
     else:
         fix = "record one on a GPU (nox -s record -- --device cuda), or build on a GPU"
-        fail(f"its prose shows figures recorded on a GPU, and no GPU has recorded {docname}.md: {fix}")
+        fail(
+            f"its prose shows figures recorded on a GPU, and no GPU has recorded {docname}.md: {fix}"
+        )
         texts = {}
     for name, figure in figures.items():
         found = ledger.figure_in(texts.get(name, ""), figure) if texts else None
         if found is None and texts:
-            fail(f"{{recorded}}`{name}`: its pattern {figure.pattern!r} is not in cell "
-                 f"{figure.cell}'s printed text: change the pattern or the cell")
+            fail(
+                f"{{recorded}}`{name}`: its pattern {figure.pattern!r} is not in cell "
+                f"{figure.cell}'s printed text: change the pattern or the cell"
+            )
         values.setdefault(name, found or "?")
     for node in placeholders:
         value = values.get(node["figure"])
         if value is None:
             known = ", ".join(sorted([*figures, "device", "torch", "date", "state"]))
-            fail(f"{{recorded}}`{node['figure']}` is not a figure of this page ({known})", node["line"])
+            fail(
+                f"{{recorded}}`{node['figure']}` is not a figure of this page ({known})",
+                node["line"],
+            )
         node.replace_self(nodes.Text(value if value is not None else "?"))
 
 
