@@ -433,14 +433,17 @@ SOURCE_ONLY = ("jieba",)
 # nor completes code (nor does IPython jedi and parso): 10 MB more, and the first GPU run
 # ran without them.
 KIT_NEVER_USES = ("playwright", "greenlet", "debugpy", "jedi", "parso")
-# What the GPU machines' image already has (the H200 of 2026-11-26): by default these are
-# not downloaded, and the kit uses the machine's own; `--leave-out none` fetches them too.
+# What a CUDA machine image usually has already (the H200 machine of 2026-11-26 had all of
+# them): by default these are not downloaded, and the kit uses the machine's own;
+# `--leave-out none` fetches them too.
 CUDA_IMAGE = ("numpy", "matplotlib", "pillow", "fonttools", "kiwisolver", "contourpy",
               "cycler", "pyparsing", "python-dateutil", "six", "packaging", "pyyaml",
               "pygments", "jinja2", "markupsafe", "pytest", "pluggy", "iniconfig",
               "typing-extensions", "attrs", "certifi", "charset-normalizer", "idna",
               "requests", "urllib3", "psutil", "filelock")  # fmt: skip
-KIT_BUDGET = 64 * 2**20  # what one call to the GPU machine carries, wheels and tree together
+# The wheels' size above which the session warns: past it they likely hold what the GPU
+# machine has already, which the machine's own copies would serve
+KIT_BUDGET = 64 * 2**20
 
 
 def _distribution(wheel: Path) -> str:
@@ -455,9 +458,9 @@ def wheels(session: nox.Session) -> None:
     The machine keeps its own CUDA torch: these are what else the package and the docs
     and test groups need, at conf/constraints.txt's versions, for CPython on x86-64
     Linux, less what the kit never uses (KIT_NEVER_USES) and what the machine already has:
-    by default the GPU machines' image (CUDA_IMAGE); ``--leave-out A,B`` names the
-    machine's instead (``cuda-image`` for that list, ``none`` for nothing). The other
-    arguments go to pip download; --python-version X.Y is the machine's (3.12).
+    by default what a CUDA machine image usually has (CUDA_IMAGE); ``--leave-out A,B``
+    names the machine's instead (``cuda-image`` for that list, ``none`` for nothing). The
+    other arguments go to pip download; --python-version X.Y is the machine's (3.12).
     """
     has, pip_args, args = None, [], iter(session.posargs)
     for arg in args:
@@ -495,9 +498,8 @@ def wheels(session: nox.Session) -> None:
     session.log(f"{dest}: {len(list(dest.glob('*.whl')))} wheels, {size / 2**20:.1f} MiB")
     if size > KIT_BUDGET:
         session.warn(
-            f"{dest} holds {size / 2**20:.1f} MiB, more than the {KIT_BUDGET / 2**20:.0f} MiB "
-            "one call to a GPU machine carries: leave out what the machine has "
-            "(--leave-out NAME,...)"
+            f"{dest} holds {size / 2**20:.1f} MiB, more than {KIT_BUDGET / 2**20:.0f} MiB: "
+            "leave out what the GPU machine already has (--leave-out NAME,...)"
         )
 
 

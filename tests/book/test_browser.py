@@ -734,7 +734,8 @@ def test_a_link_to_a_section_lands_on_it_on_a_phone(browser, served, language):
     """Far down a long chapter, a link to a section from outside, a jump inside the
     page, the back button (after leaving or after a jump) and a reload land on the
     place itself. Anything that lays a chapter out in parts, on estimated heights
-    (content-visibility: auto did, conf/README.md "Lighthouse"), must keep this."""
+    (content-visibility: auto did, conf/HISTORY.md "Lighthouse and the first frame"),
+    must keep this."""
     context = browser.new_context(viewport={"width": 412, "height": 900})
     chapter = f"{language}/tensors.html"
     try:
