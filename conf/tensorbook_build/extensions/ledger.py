@@ -147,7 +147,9 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             state = ledger.freshness(recorded, source, modules)
             texts = [o["text"] for o in recorded.outputs if "text" in o]
             drawn = {
-                o["image"]: _svg(recording, o["image"]) for o in recorded.outputs if "image" in o
+                o["image"]: pictures.as_recorded(_svg(recording, o["image"]))
+                for o in recorded.outputs
+                if "image" in o
             }
             # a PNG (its text "") is never the same as this build's pictures
             same = texts == own_texts and list(drawn.values()) == own_pictures

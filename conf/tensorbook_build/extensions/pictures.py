@@ -41,6 +41,18 @@ def is_picture(svg: str) -> bool:
     return svg.lstrip().startswith("<svg") and 'class="tb-picture"' in svg.split(">", 1)[0]
 
 
+def as_recorded(svg: str) -> str:
+    """``svg``, drawn on another device, with its "measured" label saying it was recorded.
+
+    >>> as_recorded('<svg><text x="8" data-w="measured">measured in this build</text></svg>')
+    '<svg><text x="8" data-w="recorded">recorded on another machine</text></svg>'
+    """
+    label = escape(WORDS["recorded"], quote=False)
+    return re.sub(
+        r'(<text\b[^>]*?\bdata-w=")measured("[^>]*>)[^<]*(</text>)', rf"\g<1>recorded\g<2>{label}\g<3>", svg
+    )
+
+
 def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:
     """``svg`` with each marked word (``data-w="<key>"``) in ``translate``'s words, its fields kept.
 

@@ -80,7 +80,8 @@ WORDS: dict[str, str] = {
     ),
     "gpu_row": "GPU",
     "microseconds": "{time} µs",
-    "measured": "measured in this build",
+    "measured": "measured on this page's device",
+    "recorded": "recorded on another machine",  # the label of a picture another device drew
     # a classifier's decision boundary
     "boundary_title": "Decision boundary of {name}",
     "boundary_desc": (
