@@ -49,7 +49,9 @@ def as_recorded(svg: str) -> str:
     """
     label = escape(WORDS["recorded"], quote=False)
     return re.sub(
-        r'(<text\b[^>]*?\bdata-w=")measured("[^>]*>)[^<]*(</text>)', rf"\g<1>recorded\g<2>{label}\g<3>", svg
+        r'(<text\b[^>]*?\bdata-w=")measured("[^>]*>)[^<]*(</text>)',
+        rf"\g<1>recorded\g<2>{label}\g<3>",
+        svg,
     )
 
 
