@@ -87,11 +87,12 @@ def _install(session: nox.Session, *groups: str) -> None:
     ``tensorbook-build``, how it is built (conf/pyproject.toml).
 
     A reused environment that already has them, from the same pyproject.toml and
-    constraints, is left as it is.
+    constraints, for this checkout, is left as it is. One copied with another checkout
+    (``cp -r``) is installed into again: its editable installs point at that checkout.
     """
     requirements = [r for group in groups for r in nox.project.dependency_groups(PYPROJECT, group)]
     command = [*_constraints(session), "-e", ".", "-e", "./conf", *requirements]
-    digest = hashlib.sha256("\0".join(command).encode())
+    digest = hashlib.sha256("\0".join([str(Path.cwd().resolve()), *command]).encode())
     digest.update(Path(command[1]).read_bytes())  # the constraints, torch's override included
     for name in INSTALL_INPUTS:
         digest.update(Path(name).read_bytes())
