@@ -55,6 +55,7 @@ WORDS = (
     STALE_MODULES := "stale: {modules} changed since it was recorded",
     NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
     FIGURES_STALE := "; recorded before this page's code last changed",
+    RECORDED_PICTURE := "recorded on another machine",
 )
 STATUS_WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
@@ -127,6 +128,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     if not recordings:
         return
     translate = get_translation("sphinx")
+    recorded_label = translate(RECORDED_PICTURE)
     current = _current_cells(app, docname)
     aligned = {r.kind: _aligned(r, current) for r in recordings}
     stale: list[str] = []
@@ -147,7 +149,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             state = ledger.freshness(recorded, source, modules)
             texts = [o["text"] for o in recorded.outputs if "text" in o]
             drawn = {
-                o["image"]: pictures.as_recorded(_svg(recording, o["image"]))
+                o["image"]: pictures.as_recorded(_svg(recording, o["image"]), recorded_label)
                 for o in recorded.outputs
                 if "image" in o
             }

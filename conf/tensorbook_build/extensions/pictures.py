@@ -41,16 +41,17 @@ def is_picture(svg: str) -> bool:
     return svg.lstrip().startswith("<svg") and 'class="tb-picture"' in svg.split(">", 1)[0]
 
 
-def as_recorded(svg: str) -> str:
-    """``svg``, drawn on another device, with its "measured" label saying it was recorded.
+def as_recorded(svg: str, label: str) -> str:
+    """``svg``, drawn on another device, its "measured" label replaced by ``label``.
 
-    >>> as_recorded('<svg><text x="8" data-w="measured">measured in this build</text></svg>')
-    '<svg><text x="8" data-w="recorded">recorded on another machine</text></svg>'
+    The label is the edition's words already, so it is no longer marked for translation.
+
+    >>> as_recorded('<svg><text x="8" data-w="measured">measured in this build</text></svg>', "r")
+    '<svg><text x="8">r</text></svg>'
     """
-    label = escape(WORDS["recorded"], quote=False)
     return re.sub(
-        r'(<text\b[^>]*?\bdata-w=")measured("[^>]*>)[^<]*(</text>)',
-        rf"\g<1>recorded\g<2>{label}\g<3>",
+        r'(<text\b[^>]*?)\s+data-w="measured"([^>]*>)[^<]*(</text>)',
+        lambda m: m[1] + m[2] + escape(label, quote=False) + m[3],
         svg,
     )
 

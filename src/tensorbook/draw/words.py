@@ -80,8 +80,7 @@ WORDS: dict[str, str] = {
     ),
     "gpu_row": "GPU",
     "microseconds": "{time} µs",
-    "measured": "measured on this page's device",
-    "recorded": "recorded on another machine",  # the label of a picture another device drew
+    "measured": "measured in this build",
     # a classifier's decision boundary
     "boundary_title": "Decision boundary of {name}",
     "boundary_desc": (
