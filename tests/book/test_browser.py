@@ -600,12 +600,23 @@ PICTURE_PAGES = {
     "tensors": 4,
     "autograd": 4,  # the graph before and after backward()
     "autograd_network": 2,  # the graph, and the three runs' loss curves
-    "tensors_by_hand": 4,  # the network, two of loss curves, the float32 grid around 1.0
+    "tensors_by_hand": 4,  # the network, two of loss curves, the float32 grid (in a deeper fold)
     "classification": 3,
     "speed": 2,
 }
 """The pages with pictures drawn by tensorbook.draw, and how many each has."""
-PICTURES = """() => Array.from(document.querySelectorAll('article .cell_output svg.tb-picture')).map(svg => {
+DEEPER_OPENED = """measure => {
+  const closed = Array.from(document.querySelectorAll('article details.deeper:not([open])'));
+  closed.forEach(fold => { fold.open = true; });
+  try { return measure(); } finally { closed.forEach(fold => { fold.open = false; }); }
+}"""
+"""A measurement taken with the deeper folds open, as a reader who opens them sees their
+pictures (a closed fold lays out nothing), and closed again after, so that the page is
+as it was for the checks that read it next."""
+PICTURES = (
+    "() => ("
+    + DEEPER_OPENED
+    + """)(() => Array.from(document.querySelectorAll('article .cell_output svg.tb-picture')).map(svg => {
   const box = svg.getBoundingClientRect();
   const ink = getComputedStyle(svg).color;
   const title = svg.querySelector('title');
@@ -614,7 +625,8 @@ PICTURES = """() => Array.from(document.querySelectorAll('article .cell_output s
           role: svg.getAttribute('role'), name: title ? title.textContent.trim() : '',
           desc: (svg.querySelector('desc') || {}).textContent || '', ink,
           words: Array.from(svg.querySelectorAll('[data-w]')).map(e => e.textContent)};
-})"""
+}))"""
+)
 
 
 @reads("pictures")
@@ -814,7 +826,10 @@ def test_one_search_field_at_desktop_width_and_ctrl_k_opens_it(browser, served, 
     assert fields == 1
 
 
-SMALLEST_WORD = """where => Array.from(document.querySelectorAll(`article ${where} svg.tb-picture`))
+SMALLEST_WORD = (
+    "where => ("
+    + DEEPER_OPENED
+    + """)(() => Array.from(document.querySelectorAll(`article ${where} svg.tb-picture`))
   .map(svg => {
   const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
   const sizes = Array.from(svg.querySelectorAll('text'))
@@ -822,7 +837,8 @@ SMALLEST_WORD = """where => Array.from(document.querySelectorAll(`article ${wher
   const box = svg.getBoundingClientRect();
   return {name: svg.querySelector('title').textContent, smallest: Math.min(...sizes),
           right: box.right, column: svg.closest(where).getBoundingClientRect().right};
-})"""
+}))"""
+)
 OWN = ".cell_output"  # this build's outputs; another device's are in folds (RECORDED_FOLD)
 RECORDED_FOLD = "details.tb-recorded"
 BITMAPS = """() => Array.from(document.querySelectorAll('article .cell_output img')).map(img => [
