@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.book, pytest.mark.browser]
 AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = [*CHAPTERS, "terminology", "status", "genindex", "search"]
 """Every page of an edition; test_every_page_is_checked keeps this list whole."""
-MATH_PAGES = {"warmup_numpy", "tensors_by_hand", "autograd", "autograd_network", "speed"}
+MATH_PAGES = {"warmup_numpy", "tensors_by_hand", "autograd", "nn_optim", "speed"}
 SEARCHES = {
     "en": [("autograd", "autograd"), ("from_numpy", "numpy_bridge"), ("CUDA", "cuda")],
     "zh_CN": [("张量", "tensors"), ("自动求导", "autograd"), ("反向传播", "tensors_by_hand")],
@@ -599,7 +599,8 @@ PICTURE_PAGES = {
     "warmup_numpy": 1,  # the loss curve
     "tensors": 4,
     "autograd": 4,  # the graph before and after backward()
-    "autograd_network": 2,  # the graph, and the three runs' loss curves
+    "autograd_network": 1,  # the graph
+    "nn_optim": 1,  # the autograd and nn runs' loss curves
     "tensors_by_hand": 4,  # the network, two of loss curves, the float32 grid (in a deeper fold)
     "classification": 3,
     "speed": 2,

@@ -142,13 +142,19 @@ def test_dependencies_follow_imports_through_the_package():
     ]
 
 
-def test_dependencies_of_the_network_chapter_include_its_programs():
-    page = read_page((ROOT / "docs" / "autograd_network.md").read_text(encoding="utf-8"))
+@pytest.mark.parametrize(
+    ("chapter", "programs", "absent"),
+    [
+        ("autograd_network", ("autograd_net", "custom_relu", "manual_net", "losslog"), "nn_net"),
+        ("nn_optim", ("nn_net", "autograd_net", "module_net", "compare", "graph", "plots"), "speed"),
+    ],
+)
+def test_dependencies_of_the_network_chapters_include_their_programs(chapter, programs, absent):
+    page = read_page((ROOT / "docs" / f"{chapter}.md").read_text(encoding="utf-8"))
     deps = page_dependencies(page.code.values(), SRC)
-    programs = ("custom_relu", "nn_net", "autograd_net", "module_net", "compare", "graph")
-    for module in (*programs, "losslog", "problem", "plots"):
+    for module in (*programs, "problem"):
         assert f"tensorbook.{module}" in deps
-    assert "tensorbook.speed" not in deps  # a module the chapter does not import
+    assert f"tensorbook.{absent}" not in deps  # a module the chapter does not import
 
 
 def test_a_page_that_draws_plots_does_not_depend_on_every_network():

@@ -22,6 +22,7 @@ CHAPTERS = [
     "tensors_by_hand",
     "autograd",
     "autograd_network",
+    "nn_optim",
     "training",
     "classification",
     "cuda",
