@@ -105,7 +105,8 @@ EXTENSIONS = (
     "tensorbook_build.extensions.provenance",  # the footer: version, commit, report link
     "tensorbook_build.extensions.latex",  # each page a chapter of the PDF
     "tensorbook_build.extensions.folds",  # solutions and deeper sections, folded, executed
-    "tensorbook_build.extensions.ledger",  # other devices' recorded outputs, the status page
+    "tensorbook_build.extensions.ledger",  # other devices' recorded outputs
+    "tensorbook_build.extensions.status",  # the status page: executions, recordings, torch runs
     # once the pages are written: downloads, purged CSS and fonts, inline CSS, link check
     "tensorbook_build.extensions.finish",
 )

@@ -146,7 +146,11 @@ def test_dependencies_follow_imports_through_the_package():
     ("chapter", "programs", "absent"),
     [
         ("autograd_network", ("autograd_net", "custom_relu", "manual_net", "losslog"), "nn_net"),
-        ("nn_optim", ("nn_net", "autograd_net", "module_net", "compare", "graph", "plots"), "speed"),
+        (
+            "nn_optim",
+            ("nn_net", "autograd_net", "module_net", "compare", "graph", "plots"),
+            "speed",
+        ),
     ],
 )
 def test_dependencies_of_the_network_chapters_include_their_programs(chapter, programs, absent):

@@ -242,7 +242,8 @@ def test_the_kit_writes_its_summary(tmp_path):
 
 def test_the_catalog_template_lists_exactly_the_ledger_s_words():
     """conf/_templates/ledger-words.html is how the catalogs learn the ledger's words."""
-    from tensorbook_build.extensions.ledger import STATUS_WORDS, WORDS
+    from tensorbook_build.extensions.ledger import WORDS
+    from tensorbook_build.extensions.status import WORDS as STATUS_WORDS
 
     template = (ROOT / "conf" / "_templates" / "ledger-words.html").read_text(encoding="utf-8")
     listed = re.findall(r'\{\{ _\("(.*?)"\) \}\}', template)
@@ -250,7 +251,7 @@ def test_the_catalog_template_lists_exactly_the_ledger_s_words():
 
 
 def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path, caplog):
-    from tensorbook_build.extensions.ledger import _compat_runs
+    from tensorbook_build.extensions.status import _compat_runs
 
     path = tmp_path / "compat.json"
     run = {"torch": "2.11.0", "python": "3.12.0", "device": "cpu", "doctests": "passed",

@@ -3,49 +3,32 @@
 After each cell tagged ``device-dependent``, each other device's recording of it, in a
 fold labelled with its provenance and a badge: the same as this build's, different (with
 a diff), or stale. ``{recorded}`name```: a figure the prose takes from a GPU's output
-(:data:`tensorbook_build.ledger.FIGURES`). ``{build-status} pages`` and
-``{build-status} torch``: the status page.
+(:data:`tensorbook_build.ledger.FIGURES`). The status page is :mod:`.status`'s.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.locale import get_translation
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
 from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks, pictures
-from tensorbook_build.extensions.downloads import is_chapter
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
-from tensorbook_build.upstream import execution_record
 
 logger = logging.getLogger(__name__)
 
-COMPAT_FIELDS = ("torch", "python", "device", "doctests", "pages", "date")
-COMPAT_SCHEMA = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "required": list(COMPAT_FIELDS),
-        "properties": {key: {"type": "string"} for key in COMPAT_FIELDS},
-    },
-}
-OUTCOMES = ("doctests", "pages")  # the fields shown in the page's words: passed, failed
-STATUS_PAGE = "status"
 
 # The words the ledger shows, named once here; conf/_templates/ledger-words.html lists
-# them for the catalogs (a test checks that it lists exactly WORDS and STATUS_WORDS).
+# them for the catalogs (a test checks that it lists exactly WORDS and status.WORDS).
 WORDS = (
     RECORDED_ON := "recorded on {model}",
     COMMIT := "commit {commit}",
@@ -57,12 +40,6 @@ WORDS = (
     FIGURES_STALE := "; recorded before this page's code last changed",
     RECORDED_PICTURE := "recorded on another machine",
 )
-STATUS_WORDS = (
-    "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
-    "none", "fresh", "{count} stale cells", "{seconds} s, executed {date}", "not executed",
-    "torch", "Python", "Device", "Doctests", "Pages", "Run on",  # the compatibility runs' header
-    "No run against another torch has been recorded yet.", "passed", "failed",
-)  # fmt: skip
 
 
 class recorded_fold(nodes.General, nodes.Element):
@@ -87,11 +64,7 @@ def recorded_role(
     return [recorded_figure(rawtext, "", figure=text.strip(), line=lineno)], []
 
 
-class status_placeholder(nodes.General, nodes.Element):
-    """Where a status table goes once every page is read."""
-
-
-def _recordings(srcdir: str | Path, page: str) -> list[ledger.Recording]:
+def page_recordings(srcdir: str | Path, page: str) -> list[ledger.Recording]:
     """Every device's recording of ``page``; a broken one is an error, named, and none."""
     try:
         return ledger.page_recordings(Path(srcdir, ledger.FOLDER), page)
@@ -109,7 +82,7 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
     return " · ".join([model, *cuda, f"torch {p['torch']}", p["run_date"], commit])
 
 
-def _current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
+def current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
     """:func:`~tensorbook_build.ledger.cell_keys` of the page as it is now."""
     page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
     return ledger.cell_keys(page.code, Path(read_spec(app.config.tensorbook_spec).src))
@@ -121,7 +94,7 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
     for path in _files(app, docname):
         app.env.note_dependency(path)
-    everyone = _recordings(app.srcdir, docname)
+    everyone = page_recordings(app.srcdir, docname)
     own = read_spec(app.config.tensorbook_spec).kind
     _fill_figures(app, doctree, docname, everyone)
     recordings = [r for r in everyone if r.kind != own]
@@ -129,8 +102,8 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
         return
     translate = get_translation("sphinx")
     recorded_label = translate(RECORDED_PICTURE)
-    current = _current_cells(app, docname)
-    aligned = {r.kind: _aligned(r, current) for r in recordings}
+    current = current_cells(app, docname)
+    aligned = {r.kind: recorded_cells(r, current) for r in recordings}
     stale: list[str] = []
     for cell in list(doctree.findall(nodes.container)):
         if cell.get("nb_element") != "cell_code" or f"tag_{ledger.TAG}" not in cell["classes"]:
@@ -234,8 +207,8 @@ def _fill_figures(
         values["date"] = time.strftime("%Y-%m-%d", time.gmtime())
         texts = {name: _own_text(doctree, f.cell) for name, f in figures.items()}
     elif gpus:
-        gpu, current = gpus[0], _current_cells(app, docname)
-        p, stale, texts, aligned = gpu.provenance, False, {}, _aligned(gpus[0], current)
+        gpu, current = gpus[0], current_cells(app, docname)
+        p, stale, texts, aligned = gpu.provenance, False, {}, recorded_cells(gpus[0], current)
         for name, figure in figures.items():
             source, modules = current.get(figure.cell, ("", {}))
             recorded = aligned.get(figure.cell)
@@ -279,7 +252,7 @@ def _literal(text: str, kind: str) -> nodes.literal_block:
     return nodes.literal_block(text, text, language="none", classes=[kind])
 
 
-def _aligned(
+def recorded_cells(
     recording: ledger.Recording, current: dict[int, tuple[str, dict[str, str]]]
 ) -> dict[int, ledger.Cell]:
     """Each of the page's code cells' recorded counterpart (:func:`ledger.align`).
@@ -288,124 +261,6 @@ def _aligned(
     them too: the page's tag, not the recording's, says what is shown.
     """
     return ledger.align(recording.cells, {index: key[0] for index, key in current.items()})
-
-
-class BuildStatus(SphinxDirective):
-    """``{build-status} pages`` or ``{build-status} torch``: filled in once every page is read."""
-
-    required_arguments = 1
-
-    def run(self) -> list[nodes.Node]:
-        """A placeholder for the table named."""
-        if self.arguments[0] not in ("pages", "torch"):
-            msg = f"build-status takes 'pages' or 'torch', not {self.arguments[0]!r}"
-            raise self.error(msg)
-        return [status_placeholder(part=self.arguments[0])]
-
-
-_DATE = re.compile(r"(\d{4}-\d\d-\d\d(?: \d\d:\d\d)?)")
-
-
-def _table(
-    header: Sequence[str],
-    rows: Sequence[Sequence[nodes.Node | str]],
-    caption: str = "",
-    name: str = "",
-) -> nodes.table:
-    def cell(content: nodes.Node | str) -> nodes.entry:
-        if isinstance(content, nodes.Node):
-            return nodes.entry("", nodes.paragraph("", "", content))
-        # a date is never broken across lines (tensorbook.css: .tb-date); a torch
-        # version may break after its "+" (2.11.0+ cu130), so the table fits a phone
-        parts: list[nodes.Node] = []
-        for part in filter(None, _DATE.split(content)):
-            if _DATE.fullmatch(part):
-                parts.append(nodes.inline(part, part, classes=["tb-date"]))
-                continue
-            for i, piece in enumerate(part.split("+")):
-                if i:
-                    parts += [nodes.Text("+"), nodes.raw("", "<wbr>", format="html")]
-                parts.append(nodes.Text(piece))
-        return nodes.entry("", nodes.paragraph("", "", *parts))
-
-    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in header), cols=len(header))
-    group += [
-        nodes.thead("", nodes.row("", *map(cell, header))),
-        nodes.tbody("", *(nodes.row("", *map(cell, row)) for row in rows)),
-    ]
-    table = nodes.table("", classes=["tb-status"])
-    if caption:  # Sphinx numbers a titled table, which needs an id
-        table["ids"] = [name]
-        table += nodes.title(caption, caption)
-    table += group
-    return table
-
-
-def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    placeholders = list(doctree.findall(status_placeholder))
-    if not placeholders:
-        return
-    translate = get_translation("sphinx")
-    env = app.env
-    spec = read_spec(app.config.tensorbook_spec)
-    ran_on = f"{spec.device} · torch {spec.torch}"
-    rows: list[list[nodes.Node | str]] = []
-    chapters = [page for page in env.found_docs if is_chapter(app, page)]
-    for page in sorted(chapters, key=lambda d: (d != env.config.root_doc, d)):
-        data = execution_record(env, page)
-        if data and data.get("runtime") is not None:
-            run = translate("{seconds} s, executed {date}").format(
-                seconds=f"{data['runtime']:.1f}",
-                date=time.strftime("%Y-%m-%d %H:%M", time.gmtime(data["mtime"])),
-            )
-        else:
-            run = translate("not executed")
-        link = nodes.reference("", "", nodes.Text(env.titles[page].astext()), internal=True)
-        link["refuri"] = app.builder.get_relative_uri(docname, page)
-        rows.append([link, run, _recordings_cell(app, page, translate)])
-    # where every page ran is one fact, the table's caption, not a column repeating it
-    header = [translate(w) for w in ("Page", "Execution", "Recordings")]
-    caption = f"{translate('Executed on')} {ran_on}"
-    tables: dict[str, nodes.Node] = {"pages": _table(header, rows, caption, "pages-executed")}
-    if runs := _compat_runs(Path(app.srcdir, ledger.FOLDER, ledger.COMPAT)):
-        header = [
-            translate(w) for w in ("torch", "Python", "Device", "Doctests", "Pages", "Run on")
-        ]
-        rows = [[translate(r[f]) if f in OUTCOMES else r[f] for f in COMPAT_FIELDS] for r in runs]  # fmt: skip
-        tables["torch"] = _table(header, rows)
-    else:
-        text = translate("No run against another torch has been recorded yet.")
-        tables["torch"] = nodes.paragraph("", text)
-    for placeholder in placeholders:
-        placeholder.replace_self(tables[placeholder["part"]].deepcopy())
-
-
-def _compat_runs(path: Path) -> list[dict[str, str]]:
-    """The compatibility runs (``nox -s compat`` writes them); a broken file stops the build."""
-    if not path.is_file():
-        return []
-    runs, problem = ledger.read_json(path, COMPAT_SCHEMA)
-    if not problem:
-        return cast(list[dict[str, str]], runs)
-    fix = "it is written by nox -s compat: run it again, or restore the file"
-    logger.error("%s: %s; %s", path, problem, fix, type="tensorbook", subtype="ledger")
-    return []
-
-
-def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
-    found = _recordings(app.srcdir, page)
-    current = _current_cells(app, page) if found else {}
-    parts = []
-    for recording in found:
-        marked = [cell for cell in recording.cells if cell.marked]
-        now = {id(cell): index for index, cell in _aligned(recording, current).items()}
-        stale = sum(
-            id(c) not in now or ledger.freshness(c, *current[now[id(c)]]).stale for c in marked
-        )
-        state = translate("{count} stale cells" if stale else "fresh").format(count=stale)
-        p = recording.provenance
-        parts.append(f"{p['model']} · {p['run_date']} · {state}")
-    return "; ".join(parts) or translate("none")
 
 
 def _files(app: Sphinx, page: str) -> set[Path]:
@@ -418,9 +273,7 @@ def _outdated(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     # Sphinx reads a page again when a file it noted changed or went; a new one is seen here
-    again = [d for d in env.found_docs if not _files(app, d) <= env.dependencies.get(d, set())]
-    # and the status page always: it shows this build's own execution
-    return [*again, STATUS_PAGE] if STATUS_PAGE in env.found_docs else again
+    return [d for d in env.found_docs if not _files(app, d) <= env.dependencies.get(d, set())]
 
 
 def setup(app: Sphinx) -> dict[str, object]:
@@ -430,9 +283,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     summary = ('<summary class="tb-recorded-summary">', "</summary>")
     folds.add_node(app, recorded_summary, summary, folds.LATEX_SUMMARY)
     skip = (folds.skip, None)
-    app.add_node(status_placeholder, html=skip, latex=skip, text=skip)
     app.add_node(recorded_figure, html=skip, latex=skip, text=skip)  # replaced once read
     app.add_role("recorded", recorded_role)
-    app.add_directive("build-status", BuildStatus)
     hooks.connect(app, __name__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
