@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import jupytext
 import nbformat
@@ -277,6 +277,56 @@ def translate_markdown(text: str, messages: dict[str, str]) -> str:
     return "\n\n".join(blocks)
 
 
+_DIRECTIVE = re.compile(
+    r"^```\{(?P<name>[a-z-]+)\}(?P<argument>[^\n]*)\n(?P<body>.*?)^```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_ROLE = re.compile(r"\{(?P<role>glue:text|glue|recorded|doc)\}`(?P<target>[^`]*)`")
+
+
+def plain_markdown(
+    text: str,
+    values: Mapping[str, str],
+    titles: Mapping[str, str],
+    source: Callable[[str, str], str | None],
+) -> str:
+    r"""A page's Markdown as a notebook shows it: the book's directives and roles made plain.
+
+    A ``{pysource}`` block becomes the Python it shows (``source(path, pyobject)``); a
+    fold's start becomes its label in bold and its end goes; a glued figure
+    (``{glue:text}``) and a recorded one (``{recorded}``) become their value from
+    ``values`` (the latter keyed ``recorded:<name>``), and ``{doc}`` the page's title.
+
+    >>> plain_markdown("On {glue:text}`a.md::n:s` runs\n\n```{deeper-start}\nMore\n```\n",
+    ...                {"n": "3"}, {}, lambda path, name: None)
+    'On 3 runs\n\n**More**\n'
+    >>> plain_markdown("```{pysource} ../src/m.py\n:pyobject: f\n```", {}, {},
+    ...                lambda path, name: f"def {name}(): ...")
+    '```python\ndef f(): ...\n```'
+    """
+
+    def directive(match: re.Match[str]) -> str:
+        name, argument, body = match["name"], match["argument"].strip(), match["body"]
+        if name == "pysource":
+            option = re.search(r"^:pyobject:\s*(\S+)", body, re.MULTILINE)
+            code = source(argument, option[1]) if option else None
+            return f"```python\n{code}\n```" if code is not None else match[0]
+        if name.endswith("-start"):
+            return f"**{body.strip()}**"
+        if name.endswith("-end"):
+            return ""
+        return match[0]
+
+    def role(match: re.Match[str]) -> str:
+        kind, target = match["role"], match["target"]
+        if kind == "doc":
+            return titles.get(target, target)
+        key = f"recorded:{target}" if kind == "recorded" else target.split("::")[-1].split(":")[0]
+        return values.get(key, match[0])
+
+    return _ROLE.sub(role, _DIRECTIVE.sub(directive, text))
+
+
 def _translate_line(line: str, messages: dict[str, str]) -> str:
     if line.startswith("|") and line.rstrip().endswith("|"):
         cells = line.strip().strip("|").split("|")
@@ -296,10 +346,12 @@ def notebook_for(
     closing: Sequence[nbformat.NotebookNode] = (),
     checks: Mapping[str, str] | None = None,
     verdict_words: Mapping[str, str] | None = None,
+    plain: Callable[[str], str] | None = None,
 ) -> nbformat.NotebookNode:
     """The page as a notebook: ``intro``, ``install``, the page, then ``closing``.
 
-    With ``messages`` (a catalog), its prose is in that language. Each build check
+    With ``messages`` (a catalog), its prose is in that language; ``plain`` makes each
+    Markdown cell what a notebook can show (:func:`plain_markdown`). Each build check
     becomes a verdict, with what the book printed before it from ``checks`` (keyed by
     the check's stripped source).
     """
@@ -315,6 +367,8 @@ def notebook_for(
                 in_solution = text.rfind("{solution-start}") > text.rfind("{solution-end}")
             if messages:
                 text = translate_markdown(text, messages)
+            if plain is not None:
+                text = plain(text)
             if not titled and text.lstrip().startswith("# "):
                 text, titled = text.lstrip().partition("\n")[2].lstrip("\n"), True
         elif verdict_words is not None and not in_solution and is_build_check(cell):

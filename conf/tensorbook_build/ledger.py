@@ -253,8 +253,10 @@ def freshness(recorded: Cell, source: str, modules: Mapping[str, str]) -> Freshn
     return Freshness(bool(changed), modules=changed)
 
 
-def text_diff(recorded: str, own: str) -> str:
+def text_diff(recorded: str, own: str, more: str = "... {count} more lines") -> str:
     r"""A short line diff from this build's text to the recorded one (``-`` here, ``+`` there).
+
+    Past twelve lines, ``more`` says how many are left out.
 
     Examples
     --------
@@ -268,7 +270,7 @@ def text_diff(recorded: str, own: str) -> str:
         if not line.startswith(("---", "+++", "@@"))
     ]
     if len(lines) > 12:
-        lines = [*lines[:12], f"... {len(lines) - 12} more lines"]
+        lines = [*lines[:12], more.format(count=len(lines) - 12)]
     return "\n".join(lines)
 
 
@@ -348,6 +350,18 @@ def page_figures(metadata: Mapping[str, Any], code: Mapping[int, str]) -> dict[s
     return found
 
 
+_DEVICE_NOTE = re.compile(r",? ?device='cuda(?::\d+)?'")
+
+
+def but_for_the_device(text: str) -> str:
+    """``text`` without the device that a tensor on a GPU prints with its values.
+
+    >>> but_for_the_device("tensor([7., 11.], device='cuda:0') on cuda:0")
+    'tensor([7., 11.]) on cuda:0'
+    """
+    return _DEVICE_NOTE.sub("", text)
+
+
 def figure_in(text: str, figure: Figure) -> str | None:
     r"""The figure as ``text`` prints it, or ``None`` where the pattern finds nothing.
 
@@ -362,15 +376,19 @@ def align(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, Cel
     """Each current code cell's recorded counterpart, by index: the cells lined up as a diff.
 
     ``current`` maps each code cell's index to its :func:`source_hash`. A cell whose code
-    is unchanged finds its recording wherever cells were added or removed before it; a
-    changed cell finds the recorded cell whose place it took (stale, by
-    :func:`freshness`); a new cell finds none.
+    is unchanged finds its recording wherever cells were added or removed before it. A
+    changed cell finds the recorded cell whose place it took (stale, by :func:`freshness`)
+    only where as many cells changed as were recorded there, between two unchanged ones:
+    otherwise which took whose place is a guess, and a cell shown with another cell's
+    outputs misleads more than one shown with none. A new cell finds none.
 
     Examples
     --------
     >>> old = [Cell(1, "a", {}, False, ""), Cell(2, "b", {}, False, ""), Cell(3, "c", {}, False, "")]
-    >>> {i: c.index for i, c in align(old, {1: "a", 2: "B", 3: "new", 5: "c"}).items()}
+    >>> {i: c.index for i, c in align(old, {1: "a", 2: "B", 5: "c"}).items()}
     {1: 1, 2: 2, 5: 3}
+    >>> {i: c.index for i, c in align(old, {1: "a", 2: "B", 3: "new", 5: "c"}).items()}
+    {1: 1, 5: 3}
     """
     indices = list(current)
     matcher = difflib.SequenceMatcher(
@@ -378,7 +396,7 @@ def align(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, Cel
     )
     found = {}
     for operation, old, old_end, new, new_end in matcher.get_opcodes():
-        if operation in ("equal", "replace"):  # a replaced run: its cells in order
-            for k in range(min(old_end - old, new_end - new)):
+        if operation == "equal" or (operation == "replace" and old_end - old == new_end - new):
+            for k in range(new_end - new):
                 found[indices[new + k]] = recorded[old + k]
     return found

@@ -6,6 +6,7 @@ language; their words come from ``conf/_templates/downloads-*.html``, like the t
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,10 +27,12 @@ from tensorbook_build.downloads import (
     install_code,
     is_build_check,
     notebook_for,
+    plain_markdown,
     script_for,
 )
 from tensorbook_build.execute import Page, read_page
-from tensorbook_build.extensions import hooks
+from tensorbook_build.extensions import hooks, ledger
+from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 
 logger = logging.getLogger(__name__)
@@ -60,6 +63,11 @@ def write_downloads(app: Sphinx) -> None:
         for part in ("measured", "holds", "fails", "before", "after")
     }
     folders = catalog_folders(app.srcdir, app.config.locale_dirs, language)
+    titles = {docname: title.astext() for docname, title in app.env.titles.items()}
+
+    def _source(path: str, name: str) -> str | None:  # what a {pysource} block shows
+        return source_without_docstrings(Path(app.srcdir, path).read_text(encoding="utf-8"), name)
+
     for docname in sorted(d for d in app.env.found_docs if is_chapter(app, d)):
         title = app.env.titles[docname].astext()
         messages = None
@@ -69,6 +77,7 @@ def write_downloads(app: Sphinx) -> None:
         # its code cells as the source edition's build executed them (outputs are not translated)
         doctree = app.env.get_doctree(docname)
         cells = [n for n in doctree.findall(nodes.container) if n.get("nb_element") == "cell_code"]
+        values = _figures(app, docname, doctree)
         notebook = notebook_for(
             page,
             app.builder.templates.render("downloads-intro.html", {"title": title, **site}).strip(),
@@ -77,10 +86,24 @@ def write_downloads(app: Sphinx) -> None:
             closing=_closing(cells, docname, page, (words["before"], words["after"])),
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
+            plain=lambda text, values=values: plain_markdown(text, values, titles, _source),
         )
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
         (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
+
+
+def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, str]:
+    """The figures a page's prose shows: each glued value (MyST-NB's ``<page>.glue.json``,
+    which it writes beside the executed notebook) by name, and each recorded one as
+    ``recorded:<name>``.
+    """
+    glued = Path(app.env.mystnb_config.output_folder, f"{docname}.glue.json")
+    data = json.loads(glued.read_text(encoding="utf-8")) if glued.is_file() else {}
+    values = {name: output["data"].get("text/plain", "") for name, output in data.items()}
+    recordings = ledger.page_recordings(app.srcdir, docname)
+    recorded, _ = ledger.figure_values(app, docname, doctree, recordings)
+    return values | {f"recorded:{name}": value for name, value in recorded.items()}
 
 
 def _printed(cell: nodes.Element) -> str:

@@ -25,6 +25,7 @@ from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
 
 logger = logging.getLogger(__name__)
+HIDDEN = "remove-cell"  # MyST-NB's tag of a cell the page runs and does not show
 
 
 # The words the ledger shows, named once here; conf/_templates/ledger-words.html lists
@@ -33,7 +34,10 @@ WORDS = (
     RECORDED_ON := "recorded on {model}",
     COMMIT := "commit {commit}",
     SAME := "same as this page's output",
+    SAME_BUT_DEVICE := "same as this page's output, but for the device its tensors are on",
     DIFFERENT := "differs from this page's output",
+    DIFF_KEY := "Lines that differ (− this page's, + recorded):",
+    MORE_LINES := "... {count} more lines",
     STALE_CODE := "stale: the cell's code changed since it was recorded",
     STALE_MODULES := "stale: {modules} changed since it was recorded",
     NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
@@ -83,9 +87,15 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
 
 
 def current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
-    """:func:`~tensorbook_build.ledger.cell_keys` of the page as it is now."""
+    """:func:`~tensorbook_build.ledger.cell_keys` of the page's cells a reader sees.
+
+    A hidden cell (``remove-cell``) shows no recording, so it takes no recorded cell's
+    place when the page is lined up with a recording (:func:`recorded_cells`).
+    """
     page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
-    return ledger.cell_keys(page.code, Path(read_spec(app.config.tensorbook_spec).src))
+    keys = ledger.cell_keys(page.code, Path(read_spec(app.config.tensorbook_spec).src))
+    hidden = {cell.index for cell in page.cells if HIDDEN in cell.tags}
+    return {index: key for index, key in keys.items() if index not in hidden}
 
 
 def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
@@ -128,12 +138,19 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             }
             # a PNG (its text "") is never the same as this build's pictures
             same = texts == own_texts and list(drawn.values()) == own_pictures
+            # a tensor on a GPU prints its device beside its values: the rest may be the same
+            same_values = (
+                not same
+                and [ledger.but_for_the_device(t) for t in texts]
+                == [ledger.but_for_the_device(t) for t in own_texts]
+                and list(drawn.values()) == own_pictures
+            )
             if state.code_changed:
                 badge = translate(STALE_CODE)
             elif state.stale:
                 badge = translate(STALE_MODULES).format(modules=", ".join(state.modules))
             else:
-                badge = translate(SAME if same else DIFFERENT)
+                badge = translate(SAME if same else SAME_BUT_DEVICE if same_values else DIFFERENT)
             if state.stale:
                 stale.append(f"cell {index} on {recording.kind} ({state.why})")
             summary = recorded_summary("", "", nodes.Text(_label(recording, translate) + " · "))
@@ -150,8 +167,10 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
                     uri = Path("/", ledger.FOLDER, recording.kind, item["image"]).as_posix()
                     alt = f"{recording.kind}: {Path(item['image']).name}"
                     fold += nodes.image(uri=uri, alt=alt)
-            diff = texts and own_texts and ledger.text_diff("\n".join(texts), "\n".join(own_texts))
-            if diff and not (state.stale or same):
+            if texts and own_texts and not (state.stale or same or same_values):
+                more = translate(MORE_LINES)
+                diff = ledger.text_diff("\n".join(texts), "\n".join(own_texts), more)
+                fold += nodes.paragraph("", translate(DIFF_KEY), classes=["tb-recorded-note"])
                 fold += _literal(diff, "tb-recorded-diff")
             cell.append(fold)
     if app.config.language != SOURCE_LANGUAGE:
@@ -175,31 +194,26 @@ def _own_text(doctree: nodes.document, index: int) -> str:
     return ""
 
 
-def _fill_figures(
-    app: Sphinx, doctree: nodes.document, docname: str, everyone: Sequence[ledger.Recording]
-) -> None:
-    """Put each ``{recorded}`` figure in the prose: a GPU build's own, else a GPU's recording.
+def figure_values(
+    app: Sphinx, docname: str, doctree: nodes.document, everyone: Sequence[ledger.Recording]
+) -> tuple[dict[str, str], list[str]]:
+    """The page's recorded figures (:data:`tensorbook_build.ledger.FIGURES`) by name, with
+    the ``device``, ``torch``, ``date`` and ``state`` of the output they come from, and
+    the problems found: a GPU build's own outputs, else the first GPU recording's.
 
-    A CPU build takes them from the first recording made on a GPU, and names that GPU,
-    its torch and its date; ``state`` says when the page's code changed since.
+    ``state`` says, in the edition's words, when the page's code changed since.
     """
-    placeholders = list(doctree.findall(recorded_figure))
-    if not placeholders:
-        return
     spec = read_spec(app.config.tensorbook_spec)
-    translate = get_translation("sphinx")
     page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
-
-    def fail(problem: str, line: int | None = None) -> None:
-        logger.error("%s", problem, location=(docname, line), type="tensorbook", subtype="ledger")
-
+    problems = []
     try:
         figures = ledger.page_figures(page.metadata, page.code)
     except ValueError as error:
-        fail(f"{error} (the page's front matter)")
+        problems.append(f"{error} (the page's front matter)")
         figures = {}
     gpus = [r for r in everyone if r.provenance.get("gpu") and r.kind != spec.kind]
     values: dict[str, str] = {}
+    texts: dict[str, str] = {}
     if spec.device.startswith("cuda"):  # this build's own GPU says it
         same = [r for r in everyone if r.kind == spec.kind]
         model = same[0].provenance["model"] if same else spec.kind
@@ -208,7 +222,7 @@ def _fill_figures(
         texts = {name: _own_text(doctree, f.cell) for name, f in figures.items()}
     elif gpus:
         gpu, current = gpus[0], current_cells(app, docname)
-        p, stale, texts, aligned = gpu.provenance, False, {}, recorded_cells(gpus[0], current)
+        p, stale, aligned = gpu.provenance, False, recorded_cells(gpus[0], current)
         for name, figure in figures.items():
             source, modules = current.get(figure.cell, ("", {}))
             recorded = aligned.get(figure.cell)
@@ -216,25 +230,43 @@ def _fill_figures(
             outputs = recorded.outputs if recorded else ()
             texts[name] = "\n".join(o["text"] for o in outputs if "text" in o)
         values = {"device": p["model"], "torch": p["torch"], "date": p["run_date"]}
-        values["state"] = translate(FIGURES_STALE) if stale else ""
-    else:
+        values["state"] = get_translation("sphinx")(FIGURES_STALE) if stale else ""
+    elif figures:
         fix = "record one on a GPU (nox -s record -- --device cuda), or build on a GPU"
-        fail(
+        problems.append(
             f"its prose shows figures recorded on a GPU, and no GPU has recorded {docname}.md: {fix}"
         )
-        texts = {}
     for name, figure in figures.items():
         found = ledger.figure_in(texts.get(name, ""), figure) if texts else None
         if found is None and texts:
-            fail(
+            problems.append(
                 f"{{recorded}}`{name}`: its pattern {figure.pattern!r} is not in cell "
                 f"{figure.cell}'s printed text: change the pattern or the cell"
             )
         values.setdefault(name, found or "?")
+    return values, problems
+
+
+def _fill_figures(
+    app: Sphinx, doctree: nodes.document, docname: str, everyone: Sequence[ledger.Recording]
+) -> None:
+    """Put each ``{recorded}`` figure in the prose (:func:`figure_values`)."""
+    placeholders = list(doctree.findall(recorded_figure))
+    if not placeholders:
+        return
+
+    def fail(problem: str, line: int | None = None) -> None:
+        logger.error("%s", problem, location=(docname, line), type="tensorbook", subtype="ledger")
+
+    values, problems = figure_values(app, docname, doctree, everyone)
+    for problem in problems:
+        fail(problem)
+    if not values:
+        fail("its prose shows {recorded} figures, and its front matter declares none")
     for node in placeholders:
         value = values.get(node["figure"])
         if value is None:
-            known = ", ".join(sorted([*figures, "device", "torch", "date", "state"]))
+            known = ", ".join(sorted(values))
             fail(
                 f"{{recorded}}`{node['figure']}` is not a figure of this page ({known})",
                 node["line"],

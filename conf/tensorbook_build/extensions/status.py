@@ -21,6 +21,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from tensorbook_build import ledger
+from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks
 from tensorbook_build.extensions import ledger as ledger_adapter
 from tensorbook_build.extensions.downloads import is_chapter
@@ -44,7 +45,7 @@ STATUS_PAGE = "status"
 # ledger's for the catalogs (a test checks it lists exactly those).
 WORDS = (
     "Page", "Execution", "Executed on", "Recordings",  # the pages' table's header
-    "none", "fresh", "{count} stale cells", "{seconds} s, executed {date}", "not executed",
+    "none", "fresh", "cells without a fresh recording: {count}", "{seconds} s, executed {date}", "not executed",
     "torch", "Python", "Device", "Doctests", "Pages", "Run on",  # the compatibility runs' header
     "No run against another torch has been recorded yet.", "passed", "failed",
 )  # fmt: skip
@@ -115,7 +116,8 @@ def _fill_status(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     ran_on = f"{spec.device} · torch {spec.torch}"
     rows: list[list[nodes.Node | str]] = []
     chapters = [page for page in env.found_docs if is_chapter(app, page)]
-    for page in sorted(chapters, key=lambda d: (d != env.config.root_doc, d)):
+    order = [env.config.root_doc, *env.toctree_includes.get(env.config.root_doc, [])]
+    for page in sorted(chapters, key=lambda d: (order.index(d) if d in order else len(order), d)):
         data = execution_record(env, page)
         if data and data.get("runtime") is not None:
             run = translate("{seconds} s, executed {date}").format(
@@ -157,22 +159,26 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
+    """Each device's recording of ``page``: fresh, or how many of the cells a reader sees
+    tagged device-dependent it does not show fresh (changed since, or never recorded).
+    """
     found = ledger_adapter.page_recordings(app.srcdir, page)
-    current = ledger_adapter.current_cells(app, page) if found else {}
+    if not found:
+        return translate("none")
+    current = ledger_adapter.current_cells(app, page)
+    text = Path(app.env.doc2path(page)).read_text(encoding="utf-8")
+    marked = [c.index for c in read_page(text).cells if ledger.TAG in c.tags and c.index in current]
     parts = []
     for recording in found:
-        marked = [cell for cell in recording.cells if cell.marked]
-        now = {
-            id(cell): index
-            for index, cell in ledger_adapter.recorded_cells(recording, current).items()
-        }
+        recorded = ledger_adapter.recorded_cells(recording, current)
         stale = sum(
-            id(c) not in now or ledger.freshness(c, *current[now[id(c)]]).stale for c in marked
+            index not in recorded or ledger.freshness(recorded[index], *current[index]).stale
+            for index in marked
         )
-        state = translate("{count} stale cells" if stale else "fresh").format(count=stale)
+        words = "cells without a fresh recording: {count}" if stale else "fresh"
         p = recording.provenance
-        parts.append(f"{p['model']} · {p['run_date']} · {state}")
-    return "; ".join(parts) or translate("none")
+        parts.append(f"{p['model']} · {p['run_date']} · {translate(words).format(count=stale)}")
+    return "; ".join(parts)
 
 
 def _outdated(
