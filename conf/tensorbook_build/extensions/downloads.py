@@ -94,9 +94,10 @@ def write_downloads(app: Sphinx) -> None:
 
 
 def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, str]:
-    """The figures a page's prose shows: each glued value (MyST-NB's ``<page>.glue.json``,
-    which it writes beside the executed notebook) by name, and each recorded one as
-    ``recorded:<name>``.
+    """The figures a page's prose shows, by name.
+
+    Each glued value comes from MyST-NB's ``<page>.glue.json``, which it writes beside the
+    executed notebook; each recorded one is keyed ``recorded:<name>``.
     """
     glued = Path(app.env.mystnb_config.output_folder, f"{docname}.glue.json")
     data = json.loads(glued.read_text(encoding="utf-8")) if glued.is_file() else {}

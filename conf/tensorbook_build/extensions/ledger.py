@@ -197,11 +197,11 @@ def _own_text(doctree: nodes.document, index: int) -> str:
 def figure_values(
     app: Sphinx, docname: str, doctree: nodes.document, everyone: Sequence[ledger.Recording]
 ) -> tuple[dict[str, str], list[str]]:
-    """The page's recorded figures (:data:`tensorbook_build.ledger.FIGURES`) by name, with
-    the ``device``, ``torch``, ``date`` and ``state`` of the output they come from, and
-    the problems found: a GPU build's own outputs, else the first GPU recording's.
+    """The page's recorded figures (:data:`tensorbook_build.ledger.FIGURES`) by name.
 
-    ``state`` says, in the edition's words, when the page's code changed since.
+    With them, the ``device``, ``torch``, ``date`` and ``state`` of the output they come
+    from (a GPU build's own outputs, else the first GPU recording's; ``state`` says, in
+    the edition's words, when the page's code changed since), and the problems found.
     """
     spec = read_spec(app.config.tensorbook_spec)
     page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))

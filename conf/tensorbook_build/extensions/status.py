@@ -159,8 +159,10 @@ def _compat_runs(path: Path) -> list[dict[str, str]]:
 
 
 def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) -> str:
-    """Each device's recording of ``page``: fresh, or how many of the cells a reader sees
-    tagged device-dependent it does not show fresh (changed since, or never recorded).
+    """Each device's recording of ``page``: fresh, or how many cells it does not show fresh.
+
+    The cells counted are those a reader sees tagged device-dependent: changed since they
+    were recorded, or never recorded.
     """
     found = ledger_adapter.page_recordings(app.srcdir, page)
     if not found:
