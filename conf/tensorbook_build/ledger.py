@@ -390,13 +390,36 @@ def align(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, Cel
     >>> {i: c.index for i, c in align(old, {1: "a", 2: "B", 3: "new", 5: "c"}).items()}
     {1: 1, 5: 3}
     """
-    indices = list(current)
-    matcher = difflib.SequenceMatcher(
-        a=[c.source for c in recorded], b=[current[i] for i in indices], autojunk=False
-    )
     found = {}
-    for operation, old, old_end, new, new_end in matcher.get_opcodes():
-        if operation == "equal" or (operation == "replace" and old_end - old == new_end - new):
-            for k in range(new_end - new):
-                found[indices[new + k]] = recorded[old + k]
+    for operation, old, new, indices in _runs(recorded, current):
+        if operation == "equal" or (operation == "replace" and len(old) == len(new)):
+            found.update(zip(indices, old, strict=True))
     return found
+
+
+def replaced(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, list[Cell]]:
+    """For each changed cell :func:`align` leaves alone, the recorded cells its run replaced.
+
+    >>> old = [Cell(1, "a", {}, False, ""), Cell(2, "b", {}, False, ""), Cell(3, "c", {}, False, "")]
+    >>> {i: [c.index for c in cs] for i, cs in replaced(old, {1: "a", 2: "B", 3: "x", 5: "c"}).items()}
+    {2: [2], 3: [2]}
+    """
+    return {
+        index: list(old)
+        for operation, old, new, indices in _runs(recorded, current)
+        if operation == "replace" and len(old) != len(new)
+        for index in indices
+    }
+
+
+def _runs(
+    recorded: Sequence[Cell], current: Mapping[int, str]
+) -> list[tuple[str, Sequence[Cell], list[str], list[int]]]:
+    """The diff's runs: operation, the recorded cells, the current hashes and their indices."""
+    indices = list(current)
+    hashes = [current[i] for i in indices]
+    matcher = difflib.SequenceMatcher(a=[c.source for c in recorded], b=hashes, autojunk=False)
+    return [
+        (operation, recorded[old:old_end], hashes[new:new_end], indices[new:new_end])
+        for operation, old, old_end, new, new_end in matcher.get_opcodes()
+    ]

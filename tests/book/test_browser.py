@@ -27,7 +27,7 @@ from tests.support.browser import NO_OTHER_HOSTS, PAGE_BUDGET, Visit, launch, vi
 from tests.support.server import serve
 
 from tensorbook_build.execute import read_page
-from tensorbook_build.ledger import TAG, page_recordings
+from tensorbook_build.ledger import TAG, align, cell_keys, page_recordings
 from tensorbook_build.settings import edition
 
 if TYPE_CHECKING:
@@ -936,20 +936,19 @@ def test_outputs_fit_the_article(views, language, width, mode):
 
 def _recorded_pictures(page: str) -> int:
     """How many pictures the page's folds show: every device's recorded SVG outputs of
-    the cells the page tags device-dependent (the build is the CPU's: none of its own)."""
-    tagged = {
-        index
-        for index, cell in enumerate(
-            read_page((ROOT / "docs" / f"{page}.md").read_text("utf-8")).cells
-        )
-        if TAG in cell.tags
-    }
+    the cells a reader sees tagged device-dependent (the build is the CPU's: none of its
+    own), each cell lined up with its recording as the ledger lines them up."""
+    cells = read_page((ROOT / "docs" / f"{page}.md").read_text("utf-8")).cells
+    keys = cell_keys({c.index: c.source for c in cells if c.kind == "code"}, ROOT / "src")
+    shown = {c.index for c in cells if "remove-cell" not in c.tags and c.index in keys}
+    current = {index: keys[index][0] for index in sorted(shown)}
+    tagged = {c.index for c in cells if TAG in c.tags} & shown
     return sum(
         1
         for recording in page_recordings(ROOT / "docs" / "recorded", page)
         if recording.kind != "cpu"
-        for cell in recording.cells
-        if cell.index in tagged
+        for index, cell in align(recording.cells, current).items()
+        if index in tagged
         for output in cell.outputs
         if output.get("image", "").endswith(".svg")
     )

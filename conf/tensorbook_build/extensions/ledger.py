@@ -223,9 +223,17 @@ def figure_values(
     elif gpus:
         gpu, current = gpus[0], current_cells(app, docname)
         p, stale, aligned = gpu.provenance, False, recorded_cells(gpus[0], current)
+        hashes = {index: key[0] for index, key in current.items()}
         for name, figure in figures.items():
             source, modules = current.get(figure.cell, ("", {}))
             recorded = aligned.get(figure.cell)
+            if recorded is None:  # a changed cell among others: the one that printed it
+                printed = [
+                    cell
+                    for cell in ledger.replaced(gpu.cells, hashes).get(figure.cell, [])
+                    if ledger.figure_in("\n".join(o.get("text", "") for o in cell.outputs), figure)
+                ]
+                recorded = printed[0] if len(printed) == 1 else None
             stale = stale or recorded is None or ledger.freshness(recorded, source, modules).stale
             outputs = recorded.outputs if recorded else ()
             texts[name] = "\n".join(o["text"] for o in outputs if "text" in o)
