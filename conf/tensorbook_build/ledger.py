@@ -253,24 +253,30 @@ def freshness(recorded: Cell, source: str, modules: Mapping[str, str]) -> Freshn
     return Freshness(bool(changed), modules=changed)
 
 
-def text_diff(recorded: str, own: str, more: str = "... {count} more lines") -> str:
-    r"""A short line diff from this build's text to the recorded one (``-`` here, ``+`` there).
+DIFF_LINES = 12
+"""The most lines of a diff shown; the rest are counted."""
 
-    Past twelve lines, ``more`` says how many are left out.
+
+def diff_lines(recorded: str, own: str) -> list[str]:
+    r"""The line diff from this build's text to the recorded one (``-`` here, ``+`` there).
 
     Examples
     --------
-    >>> print(text_diff("a\nb", "a\nc"))
-    -c
-    +b
+    >>> diff_lines("a\nb", "a\nc")
+    ['-c', '+b']
     """
-    lines = [
+    return [
         line
         for line in difflib.unified_diff(own.split("\n"), recorded.split("\n"), n=0, lineterm="")
         if not line.startswith(("---", "+++", "@@"))
     ]
-    if len(lines) > 12:
-        lines = [*lines[:12], more.format(count=len(lines) - 12)]
+
+
+def text_diff(recorded: str, own: str) -> str:
+    """:func:`diff_lines`, at most :data:`DIFF_LINES` of them, then how many more."""
+    lines = diff_lines(recorded, own)
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
     return "\n".join(lines)
 
 

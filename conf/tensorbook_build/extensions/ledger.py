@@ -168,10 +168,14 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
                     alt = f"{recording.kind}: {Path(item['image']).name}"
                     fold += nodes.image(uri=uri, alt=alt)
             if texts and own_texts and not (state.stale or same or same_values):
-                more = translate(MORE_LINES)
-                diff = ledger.text_diff("\n".join(texts), "\n".join(own_texts), more)
+                lines = ledger.diff_lines("\n".join(texts), "\n".join(own_texts))
                 fold += nodes.paragraph("", translate(DIFF_KEY), classes=["tb-recorded-note"])
-                fold += _literal(diff, "tb-recorded-diff")
+                fold += _literal("\n".join(lines[: ledger.DIFF_LINES]), "tb-recorded-diff")
+                if (
+                    len(lines) > ledger.DIFF_LINES
+                ):  # counted in the edition's words, not in the output
+                    more = translate(MORE_LINES).format(count=len(lines) - ledger.DIFF_LINES)
+                    fold += nodes.paragraph("", more, classes=["tb-recorded-note"])
             cell.append(fold)
     if app.config.language != SOURCE_LANGUAGE:
         return  # logged once, not once per edition
