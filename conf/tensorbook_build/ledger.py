@@ -396,7 +396,7 @@ def align(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, Cel
     >>> {i: c.index for i, c in align(old, {1: "a", 2: "B", 3: "new", 5: "c"}).items()}
     {1: 1, 5: 3}
     """
-    found = {}
+    found: dict[int, Cell] = {}
     for operation, old, new, indices in _runs(recorded, current):
         if operation == "equal" or (operation == "replace" and len(old) == len(new)):
             found.update(zip(indices, old, strict=True))

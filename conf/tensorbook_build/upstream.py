@@ -200,6 +200,11 @@ def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:
     mystnb_env.mystnb_config = mystnb_env.mystnb_config.copy(output_folder=folder)
 
 
+def notebook_output_folder(env: BuildEnvironment) -> str:
+    """Where MyST-NB wrote the executed notebooks, and each page's ``<page>.glue.json``."""
+    return str(cast(SphinxEnvType, env).mystnb_config.output_folder)
+
+
 def notebook_cache_path(env: BuildEnvironment) -> str:
     """The jupyter-cache folder MyST-NB executes into."""
     return str(cast(SphinxEnvType, env).mystnb_config.execution_cache_path)

@@ -6,6 +6,7 @@ language; their words come from ``conf/_templates/downloads-*.html``, like the t
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ from tensorbook_build.execute import Page, read_page
 from tensorbook_build.extensions import hooks, ledger
 from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
+from tensorbook_build.upstream import notebook_output_folder
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +88,7 @@ def write_downloads(app: Sphinx) -> None:
             closing=_closing(cells, docname, page, (words["before"], words["after"])),
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
-            plain=lambda text, values=values: plain_markdown(text, values, titles, _source),
+            plain=functools.partial(plain_markdown, values=values, titles=titles, source=_source),
         )
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
@@ -99,7 +101,7 @@ def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, st
     Each glued value comes from MyST-NB's ``<page>.glue.json``, which it writes beside the
     executed notebook; each recorded one is keyed ``recorded:<name>``.
     """
-    glued = Path(app.env.mystnb_config.output_folder, f"{docname}.glue.json")
+    glued = Path(notebook_output_folder(app.env), f"{docname}.glue.json")
     data = json.loads(glued.read_text(encoding="utf-8")) if glued.is_file() else {}
     values = {name: output["data"].get("text/plain", "") for name, output in data.items()}
     recordings = ledger.page_recordings(app.srcdir, docname)
