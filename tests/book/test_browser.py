@@ -937,7 +937,8 @@ def test_outputs_fit_the_article(views, language, width, mode):
 def _recorded_pictures(page: str) -> int:
     """How many pictures the page's folds show: every device's recorded SVG outputs of
     the cells a reader sees tagged device-dependent (the build is the CPU's: none of its
-    own), each cell lined up with its recording as the ledger lines them up."""
+    own), each cell lined up with its recording as the ledger lines them up, but for a
+    cell whose code changed since, whose old outputs a fold does not show."""
     cells = read_page((ROOT / "docs" / f"{page}.md").read_text("utf-8")).cells
     keys = cell_keys({c.index: c.source for c in cells if c.kind == "code"}, ROOT / "src")
     shown = {c.index for c in cells if "remove-cell" not in c.tags and c.index in keys}
@@ -948,7 +949,7 @@ def _recorded_pictures(page: str) -> int:
         for recording in page_recordings(ROOT / "docs" / "recorded", page)
         if recording.kind != "cpu"
         for index, cell in align(recording.cells, current).items()
-        if index in tagged
+        if index in tagged and cell.source == current[index]
         for output in cell.outputs
         if output.get("image", "").endswith(".svg")
     )

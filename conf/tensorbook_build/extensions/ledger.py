@@ -39,6 +39,7 @@ WORDS = (
     DIFF_KEY := "Lines that differ (− this page's, + recorded):",
     MORE_LINES := "... {count} more lines",
     STALE_CODE := "stale: the cell's code changed since it was recorded",
+    NOT_SHOWN := "What it printed then is not shown: it may not be what this cell prints.",
     STALE_MODULES := "stale: {modules} changed since it was recorded",
     NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
     FIGURES_STALE := "; recorded before this page's code last changed",
@@ -157,6 +158,10 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
             summary += nodes.inline("", badge, classes=["tb-recorded-badge"])
             note = nodes.paragraph("", translate(NOT_THIS_BUILD), classes=["tb-recorded-note"])
             fold = recorded_fold("", summary, note, classes=["tb-recorded"])
+            cell.append(fold)
+            if state.code_changed:  # which cell printed them is a guess: they are not shown
+                fold += nodes.paragraph("", translate(NOT_SHOWN), classes=["tb-recorded-note"])
+                continue
             for item in recorded.outputs:
                 if "text" in item:
                     fold += _literal(item["text"], "tb-recorded-output")
@@ -171,12 +176,10 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
                 lines = ledger.diff_lines("\n".join(texts), "\n".join(own_texts))
                 fold += nodes.paragraph("", translate(DIFF_KEY), classes=["tb-recorded-note"])
                 fold += _literal("\n".join(lines[: ledger.DIFF_LINES]), "tb-recorded-diff")
-                if (
-                    len(lines) > ledger.DIFF_LINES
-                ):  # counted in the edition's words, not in the output
+                # how many more: in the edition's words, not in the output
+                if len(lines) > ledger.DIFF_LINES:
                     more = translate(MORE_LINES).format(count=len(lines) - ledger.DIFF_LINES)
                     fold += nodes.paragraph("", more, classes=["tb-recorded-note"])
-            cell.append(fold)
     if app.config.language != SOURCE_LANGUAGE:
         return  # logged once, not once per edition
     if stale:  # logged, not a warning (-W): only nox -s record on that device refreshes them
