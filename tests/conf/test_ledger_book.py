@@ -202,15 +202,21 @@ def test_the_pdf_shows_the_recorded_outputs_as_a_labelled_block(ledger_book):
     assert "lowest validation loss: epoch 1" in tex  # the recorded picture, drawn in TikZ
 
 
-def test_a_changed_cell_makes_its_recording_stale_and_the_build_says_so(ledger_book):
-    tree, build, _ = ledger_book
+def _build_cuda_edited(tree: Path, build: Path, old: str, new: str):
+    """The source edition built with ``old`` replaced by ``new`` once in cuda.md, then restored."""
     cuda = tree / "docs" / "cuda.md"
     text = cuda.read_text(encoding="utf-8")
-    cuda.write_text(text.replace("print(chosen)", 'print("chosen:", chosen)'), encoding="utf-8")
+    assert text.count(old) == 1, old
+    cuda.write_text(text.replace(old, new), encoding="utf-8")
     try:
-        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+        return build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
     finally:
         cuda.write_text(text, encoding="utf-8")
+
+
+def test_a_changed_cell_makes_its_recording_stale_and_the_build_says_so(ledger_book):
+    tree, build, _ = ledger_book
+    result = _build_cuda_edited(tree, build, "print(chosen)", 'print("chosen:", chosen)')
     assert result.returncode == 0, result.output
     lines = [line for line in result.output.splitlines() if "stale recordings" in line]
     assert len(lines) == 1, result.output
@@ -223,14 +229,7 @@ def test_a_changed_cell_makes_its_recording_stale_and_the_build_says_so(ledger_b
 
 def test_a_figure_s_changed_cell_is_said_in_the_prose(ledger_book):
     tree, build, _ = ledger_book
-    cuda = tree / "docs" / "cuda.md"
-    text = cuda.read_text(encoding="utf-8")
-    assert text.count("for _ in range(10):") == 1
-    cuda.write_text(text.replace("for _ in range(10):", "for _ in range(5 + 5):"), encoding="utf-8")
-    try:
-        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
-    finally:
-        cuda.write_text(text, encoding="utf-8")
+    result = _build_cuda_edited(tree, build, "for _ in range(10):", "for _ in range(5 + 5):")
     assert result.returncode == 0, result.output
     prose = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", page(build, "cuda"))))
     assert ("finished after 20.0 ms (measured with torch 2.13.0+cu130 on 2026-12-01; "
@@ -239,16 +238,8 @@ def test_a_figure_s_changed_cell_is_said_in_the_prose(ledger_book):
 
 def test_a_figure_the_recording_does_not_print_stops_the_build_naming_it(ledger_book):
     tree, build, _ = ledger_book
-    cuda = tree / "docs" / "cuda.md"
-    text = cuda.read_text(encoding="utf-8")
-    cuda.write_text(
-        text.replace("pattern: 'calls returned after", "pattern: 'calls came back after"),
-        encoding="utf-8",
-    )
-    try:
-        result = build_book(build / "html", tree=tree, languages=[SOURCE_LANGUAGE])
-    finally:
-        cuda.write_text(text, encoding="utf-8")
+    old, new = "pattern: 'calls returned after", "pattern: 'calls came back after"
+    result = _build_cuda_edited(tree, build, old, new)
     assert result.returncode != 0
     assert "{recorded}`returned_ms`: its pattern 'calls came back after" in result.output
     assert "change the pattern or the cell" in result.output
