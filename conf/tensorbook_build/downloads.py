@@ -15,13 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 import jupytext
 import nbformat
 
-from tensorbook_build.execute import Cell, Page
+from tensorbook_build.execute import HIDDEN, Cell, Page
 
 FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
 COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
 DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without importing it
-HIDDEN = "remove-cell"
 
 
 def is_build_check(cell: Cell) -> bool:

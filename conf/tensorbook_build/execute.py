@@ -17,6 +17,9 @@ from typing import Any
 
 from myst_nb.core.read import read_myst_markdown_notebook  # documented: MyST-NB's Python API
 
+HIDDEN = "remove-cell"
+"""MyST-NB's tag of a cell that the page runs and does not show."""
+
 
 def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
     """The package's modules that this syntax tree imports."""

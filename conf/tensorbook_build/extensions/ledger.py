@@ -19,13 +19,12 @@ from sphinx.locale import get_translation
 from sphinx.util import logging
 
 from tensorbook_build import ledger
-from tensorbook_build.execute import read_page
+from tensorbook_build.execute import HIDDEN, read_page
 from tensorbook_build.extensions import folds, hooks, pictures
 from tensorbook_build.settings import SOURCE_LANGUAGE
 from tensorbook_build.spec import read_spec
 
 logger = logging.getLogger(__name__)
-HIDDEN = "remove-cell"  # MyST-NB's tag of a cell the page runs and does not show
 
 
 # The words the ledger shows, named once here; conf/_templates/ledger-words.html lists
@@ -231,13 +230,14 @@ def figure_values(
         gpu, current = gpus[0], current_cells(app, docname)
         p, stale, aligned = gpu.provenance, False, recorded_cells(gpus[0], current)
         hashes = {index: key[0] for index, key in current.items()}
+        replaced = ledger.replaced(gpu.cells, hashes)
         for name, figure in figures.items():
             source, modules = current.get(figure.cell, ("", {}))
             recorded = aligned.get(figure.cell)
             if recorded is None:  # a changed cell among others: the one that printed it
                 printed = [
                     cell
-                    for cell in ledger.replaced(gpu.cells, hashes).get(figure.cell, [])
+                    for cell in replaced.get(figure.cell, [])
                     if ledger.figure_in("\n".join(o.get("text", "") for o in cell.outputs), figure)
                 ]
                 recorded = printed[0] if len(printed) == 1 else None
