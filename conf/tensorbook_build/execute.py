@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,7 @@ class Page:
         return {cell.index: cell.source for cell in self.cells if cell.kind == "code"}
 
 
+@lru_cache(maxsize=64)  # a page is read by several adapters; the result is not changed
 def read_page(text: str) -> Page:
     r"""A page's text as MyST-NB reads it to execute it, for every part of the build.
 
@@ -112,14 +113,21 @@ def _parse_cell(code: str) -> ast.AST | None:
     return None
 
 
+@cache  # the ledger asks for every prefix of a page's cells: each cell is parsed once
+def _cell_imports(code: str, src_dir: Path) -> frozenset[str]:
+    """The package's modules that one cell's ``code`` imports itself."""
+    tree = _parse_cell(code)
+    return (
+        frozenset()
+        if tree is None
+        else frozenset(_imported_modules(tree, _module_dependencies(src_dir)))
+    )
+
+
 def page_dependencies(code: Iterable[str], src_dir: Path) -> list[str]:
     """Every package module that the cells' ``code`` imports, directly or not, sorted."""
     graph = _module_dependencies(src_dir)  # each module's, its parent packages included
-    pending = set()
-    for code_cell in code:
-        tree = _parse_cell(code_cell)
-        if tree is not None:
-            pending |= _imported_modules(tree, graph)
+    pending = set().union(*(_cell_imports(code_cell, src_dir) for code_cell in code))
     closure: set[str] = set()
     while pending:
         name = pending.pop()
