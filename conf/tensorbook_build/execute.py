@@ -161,3 +161,13 @@ def context_cell(context: str, hashes: dict[str, str]) -> str:
     ]
     body = "\n".join(lines)
     return f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n"
+
+
+def keyed_source(text: str, context: str, src_dir: Path) -> tuple[str, list[Path]]:
+    """A page's text as it executes: with :func:`context_cell`; and the modules' files.
+
+    The execute stage runs this text, and Sphinx reads it (``source-read``), so that
+    MyST-NB finds the stage's outputs under the same key.
+    """
+    hashes = page_hashes(read_page(text).code.values(), src_dir)
+    return text + context_cell(context, dict(hashes.values())), list(hashes)

@@ -124,7 +124,7 @@ def _build_site(site: Path, languages: Sequence[str]) -> None:
     """Build the site's editions as ``nox -s docs`` does."""
     failed = [r for r in build_site(site, languages, capture=True) if r.returncode]
     if failed:
-        msg = f"the {failed[0].language} edition failed:\n{failed[0].output[-3000:]}"
+        msg = f"{failed[0].failure}:\n{failed[0].output[-3000:]}"
         raise PdfError(msg)
 
 

@@ -42,7 +42,6 @@ from sphinx.util import logging
 from tensorbook.device import DeviceUnavailableError
 from tensorbook_build.catalogs import catalog_errors, catalog_folders
 from tensorbook_build.extensions import hooks
-from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, edition, pdf_name
 from tensorbook_build.spec import BuildSpec, resolve_spec
@@ -157,13 +156,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     _BEGAN[:] = config.templates_path
     if edition(config.language).word_splitter == "jieba":
         app.add_search_language(_chinese_search())
-    spec = BuildSpec.from_json(config.tensorbook_spec)
-    os.environ.update(spec.kernel_environment())
-    specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
-    )
-    logger.info("tensorbook: executing pages on %s with torch %s", spec.device, spec.torch)
 
 
 def _chinese_search() -> type:
