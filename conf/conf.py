@@ -1,9 +1,9 @@
-"""How the book is built: ``sphinx-build -c conf docs <out>`` (``python -m tensorbook_build``,
-which ``nox -s docs`` runs, does it for every edition).
+"""How each edition renders: ``sphinx-build -c conf docs <out>``, run by ``python -m
+tensorbook_build`` (what ``nox -s docs`` runs) once the pages have executed.
 
 This file sets what every edition shares. The command line chooses the edition
-(``-D language``) and what its pages execute with (``-D tensorbook_spec``, which the
-driver resolves, else ``-D tensorbook_device``), which Sphinx applies after this file has
+(``-D language``) and what its pages executed with (``-D tensorbook_spec``, which the
+driver resolves), which Sphinx applies after this file has
 run; ``tensorbook_build.extensions.configuration.derived`` then derives, in one place,
 every value that depends on them: ``tensorbook_spec``; ``html_baseurl``, ``ogp_site_url``
 and the ``og:locale`` tag in ``ogp_custom_meta_tags`` (from ``tensorbook_base_url``);

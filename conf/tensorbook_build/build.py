@@ -59,9 +59,9 @@ def sphinx_command(
 ) -> list[str]:
     """The sphinx-build command line of one edition, into ``site/<language>``.
 
-    ``spec`` is what its pages execute with, resolved by the driver; without one, Sphinx
-    resolves it as a plain ``sphinx-build`` does (from ``-D tensorbook_device`` in
-    ``extra``). Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>``.
+    ``spec`` is what its pages executed with, resolved by the driver (without one, the
+    edition stops, saying so). Another ``builder`` (``latex``) writes into
+    ``<build>/<builder>/<language>``.
     """
     work = site.parent
     out = site / language if builder == "html" else work / builder / language
@@ -86,10 +86,12 @@ def gettext_command(
     Unexecuted cells have no lexer and glued figures no value: no matter, for neither is
     extracted.
     """
+    spec = resolve_spec("cpu", given_by="the messages' extraction", src=conf.parent / "src")
     command = _sphinx(
         "gettext",
         conf,
         pot_dir.parent / "doctrees" / "gettext",
+        tensorbook_spec=spec.to_json(),
         nb_execution_mode="off",
         suppress_warnings="myst-nb.lexer,mystnb.glue_ref",
     )

@@ -79,24 +79,12 @@ def is_cached(cache: JupyterCacheAbstract, run: PageRun) -> bool:
     return True
 
 
-def _failing_cell(run: PageRun, error: BaseException) -> int | None:
-    """The notebook index of the cell that stopped the page, read from its outputs."""
-    for index, cell in enumerate(run.notebook.cells):
-        if cell.cell_type != "code":
-            continue
-        if isinstance(error, CellTimeoutError):
-            if cell.get("execution_count") is None:  # it never answered
-                return index
-        elif "raises-exception" not in cell.metadata.get("tags", []) and any(
-            output.get("output_type") == "error" for output in cell.get("outputs", [])
-        ):
-            return index
-    return None
+def describe_failure(run: PageRun, error: BaseException, index: int | None, report: Path) -> str:
+    """Name the page, the failing cell and its exception, quote the cell, say what to do.
 
-
-def describe_failure(run: PageRun, error: BaseException, report: Path) -> str:
-    """Name the page, the failing cell and its exception, quote the cell, say what to do."""
-    index = _failing_cell(run, error)
+    ``index`` is the notebook index of the cell that was running when ``error`` stopped
+    the page (nbclient's ``on_cell_execute`` hook says which).
+    """
     cells = read_page(run.path.read_text(encoding="utf-8")).cells
     code = [cell for cell in cells if cell.kind == "code"]
     found = [(n, cell) for n, cell in enumerate(code, 1) if cell.index == index]
@@ -117,10 +105,16 @@ def describe_failure(run: PageRun, error: BaseException, report: Path) -> str:
     return f"{run.path}: {where} {what}\n{quoted}\n{advice} Its traceback: {report}"
 
 
-def _execute(run: PageRun, server: Path | None, reports: Path) -> ExecutionResult:
-    """Execute one page's notebook in place, in the page's folder, on a kernel of its own."""
+def _execute(
+    run: PageRun, server: Path | None, reports: Path
+) -> tuple[ExecutionResult, int | None]:
+    """Execute one page's notebook in place, in the page's folder, on a kernel of its own.
+
+    Returns the result, and the index of the last cell started: where a failure stopped it.
+    """
     log = reports / f"{run.path.stem}.kernel.log"
     log.unlink(missing_ok=True)
+    started: list[int] = []
     result = single_nb_execution(
         run.notebook,
         cwd=str(run.path.parent),
@@ -128,10 +122,11 @@ def _execute(run: PageRun, server: Path | None, reports: Path) -> ExecutionResul
         allow_errors=run.allow_errors,
         meta_override=False,  # the timeout was read from the page already
         kernel_manager_class=kernel_manager(server, log),
+        on_cell_execute=lambda cell_index, **_: started.append(cell_index),
     )
     if log.is_file() and not log.stat().st_size:
         log.unlink()
-    return result
+    return result, started[-1] if started else None
 
 
 def execute_pages(
@@ -158,7 +153,7 @@ def execute_pages(
         pool = stack.enter_context(ThreadPoolExecutor(jobs))
         started = {pool.submit(_execute, run, server, reports): run for run in todo}
         for done in as_completed(started):
-            run, result = started[done], done.result()
+            run, (result, last) = started[done], done.result()
             report = reports / f"{run.path.stem}.log"
             if result.err is None:
                 report.unlink(missing_ok=True)
@@ -169,7 +164,7 @@ def execute_pages(
                 print(f"{run.path.name}: executed in {result.time:.1f} s", flush=True)
             else:
                 report.write_text(result.exc_string or str(result.err), encoding="utf-8")
-                failures.append(describe_failure(run, result.err, report))
+                failures.append(describe_failure(run, result.err, last, report))
     return failures
 
 

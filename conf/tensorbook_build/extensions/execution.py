@@ -51,7 +51,7 @@ def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
 
 
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    if not docnames:
+    if not docnames or app.config.nb_execution_mode == "off":  # extracting the messages
         return
     spec = read_spec(app.config.tensorbook_spec)
     cache = get_cache(notebook_cache_path(env))
