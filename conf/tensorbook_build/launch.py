@@ -212,11 +212,8 @@ def start(
             warm_up()
         return Forked(command, environment, capture=capture)
     output = subprocess.PIPE if capture else None
-    guarded = list(command)
-    if list(command[1:2]) == [
-        "-m"
-    ]:  # through this module, so that it and its forks die with the driver
-        guarded[1:1] = ["-m", __name__, str(os.getpid())]
+    # through this module, which has it, and what it forks, die with the driver
+    guarded = [sys.executable, "-m", __name__, str(os.getpid()), *command]
     return subprocess.Popen(
         guarded,
         env=dict(environment),
@@ -227,12 +224,18 @@ def start(
     )
 
 
-def _guarded(parent: int, module: str, arguments: Sequence[str]) -> NoReturn:
-    """Run ``python -m module arguments`` here, dying with ``parent``, as a forked step does."""
+def _guarded(parent: int, command: Sequence[str]) -> NoReturn:
+    """Run ``command`` in this process, dying with ``parent``, as a forked step does.
+
+    A Python module runs here, and what it forks dies with it; another program replaces
+    this process (the parent-death signal outlives ``exec``).
+    """
     die_with_parent(parent)
-    os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
-    run_child(module, arguments, dict(os.environ), lambda: None)
+    if tuple(command[:2]) == (sys.executable, "-m") and len(command) > 2:
+        os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
+        run_child(command[2], command[3:], dict(os.environ), lambda: None)
+    os.execvp(command[0], list(command))
 
 
-if __name__ == "__main__":  # python -m tensorbook_build.launch PARENT -m MODULE ARGS: see start
-    _guarded(int(sys.argv[1]), sys.argv[3], sys.argv[4:])
+if __name__ == "__main__":  # python -m tensorbook_build.launch PARENT COMMAND...: see start
+    _guarded(int(sys.argv[1]), sys.argv[2:])

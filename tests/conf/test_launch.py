@@ -10,6 +10,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from tensorbook_build.launch import can_fork
 
 # Run in a new interpreter: a test runner has threads of its own, which forking must not
@@ -74,21 +76,29 @@ def test_only_this_interpreter_s_modules_are_forked():
 
 
 DRIVER_WITH_A_THREAD = """
-import sys, threading, time
+import json, sys, threading, time
 threading.Thread(target=time.sleep, args=(60,), daemon=True).start()  # so it cannot fork
 from tensorbook_build import launch
-step = launch.start([sys.executable, "-m", "timeit", "-n", "1", "import time; time.sleep(60)"],
-                    {}, capture=False)
+step = launch.start(json.loads(sys.argv[1]), {}, capture=False)
 print(type(step).__name__, step.pid, flush=True)
 time.sleep(60)
 """
 
 
-def test_a_step_started_as_a_new_process_still_dies_with_the_driver():
+@pytest.mark.parametrize(
+    "step",
+    [
+        [sys.executable, "-m", "timeit", "-n", "1", "import time; time.sleep(60)"],  # a module
+        ["sleep", "60"],  # another program, as latexmk for the PDF
+    ],
+)
+def test_a_step_started_as_a_new_process_still_dies_with_the_driver(step):
     """Where the driver cannot fork (it runs a thread), the step is a new process, in a
     group of its own, that Linux still ends when the driver is killed with kill -9."""
     driver = subprocess.Popen(
-        [sys.executable, "-c", DRIVER_WITH_A_THREAD], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", DRIVER_WITH_A_THREAD, json.dumps(step)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     kind, pid = driver.stdout.readline().split()
     assert kind == "Popen"
