@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from myst_nb.core.read import read_myst_markdown_notebook  # documented: MyST-NB's Python API
+from nbformat import NotebookNode
 
 HIDDEN = "remove-cell"
 """MyST-NB's tag of a cell that the page runs and does not show."""
@@ -87,6 +88,11 @@ class Page:
         return {cell.index: cell.source for cell in self.cells if cell.kind == "code"}
 
 
+def read_notebook(text: str) -> NotebookNode:
+    """A page's text as the notebook MyST-NB makes of it, a new one at each call."""
+    return read_myst_markdown_notebook(text, add_source_map=True)
+
+
 @lru_cache(maxsize=64)  # a page is read by several adapters; the result is not changed
 def read_page(text: str) -> Page:
     r"""A page's text as MyST-NB reads it to execute it, for every part of the build.
@@ -95,7 +101,7 @@ def read_page(text: str) -> Page:
     >>> [(c.index, c.kind, c.source, c.tags, c.line) for c in page.cells]
     [(0, 'markdown', '# A', [], 1), (1, 'code', '1 + 1', ['hide-input'], 6)]
     """
-    notebook = read_myst_markdown_notebook(text, add_source_map=True)
+    notebook = read_notebook(text)
     starts, lines, cells = notebook.metadata.pop("source_map"), text.splitlines(), []
     for index, (c, start) in enumerate(zip(notebook.cells, starts, strict=True)):
         body = c.source.strip("\n").split("\n")  # found in the page from where it starts

@@ -24,12 +24,12 @@ from pathlib import Path
 from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn, JupyterCacheAbstract
 from jupyter_cache.executors.utils import ExecutionResult, single_nb_execution
-from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
+from myst_nb.core.read import is_myst_markdown_notebook
 from nbclient.exceptions import CellTimeoutError
 from nbformat import NotebookNode
 
 from tensorbook_build import forkserver
-from tensorbook_build.execute import keyed_source, read_page
+from tensorbook_build.execute import keyed_source, read_notebook, read_page
 from tensorbook_build.kernels import kernel_manager
 from tensorbook_build.settings import EXECUTION_TIMEOUT, JOBS, NOT_PAGES
 from tensorbook_build.spec import BuildSpec
@@ -60,7 +60,7 @@ def book_pages(docs: Path) -> list[Path]:
 def page_run(path: Path, spec: BuildSpec) -> PageRun:
     """The notebook MyST-NB makes of ``path`` (its cache key), and how long a cell may run."""
     text, _ = keyed_source(path.read_text(encoding="utf-8"), spec.context, Path(spec.src))
-    notebook = read_myst_markdown_notebook(text, add_source_map=True)
+    notebook = read_notebook(text)
     options = notebook.metadata.get("mystnb", {})
     return PageRun(
         path,
