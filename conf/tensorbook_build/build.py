@@ -110,6 +110,9 @@ def catalog_update_command(pot_dir: Path, locale_dir: Path, language: str) -> li
     return [sys.executable, *update, *where, "--language", language]
 
 
+INTERRUPTED = "tensorbook_build: interrupted; no process of this build is left"
+"""What the driver says on Ctrl-C, whenever it comes."""
+
 EXECUTE = "execute"
 """The execute stage's name among a build's steps."""
 
@@ -398,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warm_kernels=not args.fresh_kernels,
         )
     except KeyboardInterrupt:  # every process of the build has been stopped
-        print("tensorbook_build: interrupted; no process of this build is left", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
     except (ValueError, DeviceUnavailableError, BuildBusyError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
