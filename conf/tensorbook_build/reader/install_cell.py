@@ -9,7 +9,7 @@ TORCH_SIZES = {"cpu": "about 200 MB", "cuda": "about 3 GB, over 5 GB once instal
 TORCH_MINIMUM = (2, 11)
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TENSORBOOK_VERSION = ""
-TENSORBOOK_WHEEL = ""  # from the book's site
+TENSORBOOK_WHEEL = ""
 WHEEL_KB_AT_MOST = 100
 
 import importlib
