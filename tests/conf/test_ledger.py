@@ -157,16 +157,17 @@ def test_a_recording_goes_stale_when_its_code_or_an_imported_module_changes(tmp_
     source, now = cell_keys(codes, ROOT / "src")[3]
     assert not freshness(cell, source, now).stale
     assert freshness(cell, "another hash", now).code_changed
-    # the same package with speed.py edited: another checkout, as a later commit is
+    # the same package with a module of tensorbook.speed edited: another checkout, as a
+    # later commit is; the cell imports the package, which imports the module
     src = tmp_path / "later" / "src"
     shutil.copytree(ROOT / "src" / "tensorbook", src / "tensorbook")
-    with (src / "tensorbook" / "speed.py").open("a") as file:
+    with (src / "tensorbook" / "speed" / "timing.py").open("a") as file:
         file.write("\n# an edit\n")
     later = cell_keys(codes, src)[3][1]
     state = freshness(cell, cell.source, later)
     assert state.stale
-    assert state.modules == ("tensorbook.speed",)
-    assert state.why == "tensorbook.speed changed"
+    assert state.modules == ("tensorbook.speed.timing",)
+    assert state.why == "tensorbook.speed.timing changed"
 
 
 def test_an_unmarked_cell_whose_output_differs_between_devices_is_reported(tmp_path):
