@@ -7,6 +7,7 @@ labelled as such; none is a recording of any device.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import shutil
@@ -272,8 +273,11 @@ def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
+    from tensorbook_build.execute import context_cell, read_page
     from tensorbook_build.record import record_build
+    from tensorbook_build.spec import resolve_spec
 
+    spec = resolve_spec("cpu", given_by="test")
     build = tmp_path / "build"
     executed = build / "jupyter_execute" / "en"
     executed.mkdir(parents=True)
@@ -281,14 +285,23 @@ def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
     for name in ("ran", "failed"):
         notebook = _notebook(device_line="Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread")
         notebook.cells.append(nbformat.v4.new_code_cell(f"print({name!r})"))  # its own code
+        # the hidden cell the build adds, naming what the page executed with
+        context = read_page("---\nfile_format: mystnb\n---\n" + context_cell(spec.context, {}))
+        notebook.cells.append(nbformat.v4.new_code_cell(context.code.popitem()[1]))
         nbformat.write(notebook, executed / f"{name}.ipynb")
         if name == "ran":  # jupyter-cache keeps only what executed to its end
             cache.cache_notebook_bundle(
                 CacheBundleIn(notebook, f"/{name}.md"), check_validity=False
             )
-    written, failed = record_build(build, "cpu", tmp_path / "recorded", "test")
+    written, failed = record_build(build, spec, tmp_path / "recorded", "test")
     assert [path.name for path in written] == ["ran.json"]
     assert failed == ["failed"]
+    # a build whose pages executed with another torch is not recorded as this one's
+    other = dataclasses.replace(spec, torch="2.11.0")
+    with pytest.raises(
+        ValueError, match=r"did not execute failed\.md with device cpu, torch 2\.11"
+    ):
+        record_build(build, other, tmp_path / "recorded", "test")
 
 
 def test_the_kit_names_each_failure_by_test_or_page(tmp_path):

@@ -67,9 +67,10 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
     from tensorbook.draw import timeline
     from tensorbook.problem import TUTORIAL_SIZES, as_tensors, make_problem
     from tensorbook_build.record import capture_provenance
+    from tensorbook_build.spec import resolve_spec
 
     device = torch.device(device_name)
-    found = capture_provenance(device_name, command)
+    found = capture_provenance(resolve_spec(device_name, given_by="--device"), command)
     gpu = found["gpu"] or {}
     step_tensors = as_tensors(make_problem(TUTORIAL_SIZES), device)
     lr = speed.timing_lr(TUTORIAL_SIZES)
