@@ -241,6 +241,16 @@ def test_the_kit_writes_its_summary(tmp_path):
     assert (tmp_path / "kit" / "logs" / "speed.log").is_file()
 
 
+def test_the_kit_records_the_gpu_with_the_same_machine_s_cpu_build_beside_it(tmp_path):
+    from tests.support.kit import steps
+
+    record = {s.name: s.command for s in steps("cuda", tmp_path, tmp_path / "recorded")}["record"]
+    assert record[record.index("--from-build") + 1] == str(tmp_path / "book")
+    assert record[record.index("--cpu-build") + 1] == str(tmp_path / "cpu-book")
+    rehearsal = {s.name: s.command for s in steps("cpu", tmp_path, tmp_path / "recorded")}
+    assert "--cpu-build" not in rehearsal["record"]  # the CPU is the device: nothing beside
+
+
 def test_the_catalog_template_lists_exactly_the_ledger_s_words():
     """conf/_templates/ledger-words.html is how the catalogs learn the ledger's words."""
     from tensorbook_build.extensions.ledger import WORDS

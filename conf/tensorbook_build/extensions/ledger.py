@@ -191,10 +191,11 @@ def _fold(
     label = translate(RECORDED_PICTURE)
     texts, drawn = _outputs(recording, recorded, label)
     cpu = recording.cpu_cell(recorded)
+    base: tuple[Sequence[str], Sequence[str | None]] = own
+    words = PAGE_WORDS
     if cpu is not None and recording.beside is not None:
-        (base_texts, base_drawn), words = _outputs(recording.beside, cpu, label), CPU_WORDS
-    else:
-        (base_texts, base_drawn), words = own, PAGE_WORDS
+        base, words = _outputs(recording.beside, cpu, label), CPU_WORDS
+    base_texts, base_drawn = base
     # a PNG (None) is never the same as another picture
     pictures_same = drawn == list(base_drawn) and None not in drawn
     same = pictures_same and texts == list(base_texts)
