@@ -14,6 +14,7 @@ import argparse
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -27,7 +28,6 @@ from tensorbook_build.build import build_site
 from tensorbook_build.ledger import (
     BESIDE,
     FOLDER,
-    figure_files,
     page_recordings,
     recording_from_notebook,
     unmarked_differences,
@@ -121,25 +121,6 @@ def record_build(
     return written, failed
 
 
-def record_beside(
-    gpu: Sequence[Path], cpu_build: Path, command: str
-) -> tuple[list[Path], list[str]]:
-    """Record the same machine's CPU build beside each GPU recording in ``gpu`` (``BESIDE``).
-
-    The CPU recordings that were beside them go first: a GPU's and its CPU's come from
-    one run. Returns the recordings written and the pages the CPU did not execute.
-    """
-    for path in gpu:
-        beside = path.parent / BESIDE / path.name
-        beside.unlink(missing_ok=True)
-        for figure in figure_files(beside.with_suffix("")):
-            figure.unlink()
-    if not gpu:
-        return [], []
-    cpu = resolve_spec("cpu", given_by="--cpu-build")
-    return record_build(cpu_build, cpu, gpu[0].parent, command, {path.stem for path in gpu})
-
-
 def _build(device: str) -> Path:
     """Build the English edition on ``device`` into ``build/record/<device>``: the folder."""
     folder = LAYOUT.root / "build" / "record" / device.replace(":", "-")
@@ -180,9 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         written, missed = record_build(builds[spec.device], spec, args.out, command)
         failed = [f"{page}.md" for page in missed]
-        if spec.device != "cpu":
-            beside, missed = record_beside(written, builds["cpu"], command)
-            written += beside
+        if spec.device != "cpu":  # the same machine's CPU beside each page: what the GPU changed
+            pages, beside = {path.stem for path in written}, args.out / spec.kind / BESIDE
+            for page in pages:  # a GPU's and its CPU's recordings come from one run
+                (beside / f"{page}.json").unlink(missing_ok=True)
+                shutil.rmtree(beside / page, ignore_errors=True)
+            cpu = resolve_spec("cpu", given_by="--cpu-build")
+            done, missed = record_build(builds["cpu"], cpu, beside.parent, command, pages)
+            written += done
             failed += [f"{page}.md on the CPU beside {spec.kind}" for page in missed]
     except ValueError as error:
         print(f"tensorbook_build.record: {error}", file=sys.stderr)
