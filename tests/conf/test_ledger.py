@@ -327,7 +327,9 @@ def test_a_gpu_is_recorded_with_the_same_machine_s_cpu_beside_it(tmp_path, monke
 
     cpu = resolve_spec("cpu", given_by="test")
     gpu = dataclasses.replace(cpu, device="cuda:0", kind="test-gpu")
-    monkeypatch.setattr(record, "resolve_spec", lambda device, **_: gpu if device == "cuda" else cpu)
+    monkeypatch.setattr(
+        record, "resolve_spec", lambda device, **_: gpu if device == "cuda" else cpu
+    )
     real = record.capture_provenance  # this machine's, but for the test GPU's names
 
     def provenance(spec, command):
