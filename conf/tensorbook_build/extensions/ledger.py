@@ -1,9 +1,12 @@
 """Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
 
 After each cell tagged ``device-dependent``, each other device's recording of it, in a
-fold labelled with its provenance and a badge: the same as this build's, different (with
-a diff), or stale. ``{recorded}`name```: a figure the prose takes from a GPU's output
-(:data:`tensorbook_build.ledger.FIGURES`). The status page is :mod:`.status`'s.
+fold labelled with its provenance and a badge: the same, different (with a diff), or
+stale. The same as, or different from, the same machine's CPU recorded beside it (what
+the device changed); without one, this page's output, and the fold says so. It says too
+when the recording's torch, Python or NumPy are not this build's. ``{recorded}`name```:
+a figure the prose takes from a GPU's output (:data:`tensorbook_build.ledger.FIGURES`).
+The status page is :mod:`.status`'s.
 """
 
 from __future__ import annotations
