@@ -28,6 +28,7 @@ ONE_WORKER = {
     "tests/conf/test_fixture_book.py": "the fixture book, built",
     "tests/conf/test_hooks.py": "Sphinx with the book's configuration",
     "tests/conf/test_ledger_book.py": "a copy of the book with recorded outputs, built",
+    "tests/conf/test_ledger_fixture.py": "the one-page fixture book with its recordings, built",
     "tests/conf/test_pdf.py": "each edition's PDF",
 }
 """The test files whose tests share a fixture made once per file or session, and what."""
