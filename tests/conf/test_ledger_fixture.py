@@ -9,9 +9,11 @@ was kept, with this build's versions. The real book is tests/conf/test_ledger_bo
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -20,6 +22,7 @@ import pytest
 from sphinx.testing.util import SphinxTestApp
 from tests.support.sphinx_app import process_state_kept
 
+from tensorbook_build.build import stage_command
 from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import ledger as adapter
 from tensorbook_build.ledger import (
@@ -125,10 +128,19 @@ def ledger_fixture(tmp_path_factory) -> Iterator[str]:
     _record(recorded / "test-gpu", BESIDE, _provenance(BESIDE, **older))
     _record(recorded, "old-gpu", _provenance("old-gpu"))
     spec = resolve_spec("cpu", given_by="test", warm_kernels=False, work=root / "build")
+    cache = root / "build" / ".jupyter_cache"  # executed first, by the driver's stage
+    stage = subprocess.run(
+        stage_command(spec, src, cache),
+        env={**os.environ, **spec.kernel_environment()},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert stage.returncode == 0, stage.stdout + stage.stderr
     with process_state_kept():
         app = SphinxTestApp(
             "html", srcdir=src, builddir=root / "build",
-            confoverrides={"tensorbook_spec": spec.to_json()},
+            confoverrides={"tensorbook_spec": spec.to_json(), "nb_execution_cache_path": str(cache)},
         )  # fmt: skip
         try:
             app.build()
