@@ -78,14 +78,21 @@ class FixtureBook:
         return self.layout.catalogs(TRANSLATION) / f"{name}.po"
 
     def build(
-        self, languages: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None
+        self,
+        languages: Sequence[str] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        device: str = "cpu",
     ) -> list[EditionBuild]:
         """Build every edition (or ``languages``) with the driver, capturing each one's output.
 
         ``env`` is added to this process's environment for the build (the base URL, the
-        commit...). Returns each edition's build, the failed one last.
+        commit...); ``device`` is the build's ``--device``. Returns each edition's build,
+        the failed one last.
         """
-        return build_site(self.site, languages, layout=self.layout, env=env, capture=True)
+        return build_site(
+            self.site, languages, device=device, layout=self.layout, env=env, capture=True
+        )
 
     def page(self, name: str, language: str = SOURCE_LANGUAGE) -> str:
         """A built page's HTML."""
