@@ -8,7 +8,7 @@ is compared with what git, torch and the machine say, never with a written value
 
 from __future__ import annotations
 
-import datetime
+import datetime as dt
 import platform
 import re
 import subprocess
@@ -24,6 +24,9 @@ from tests.support.fixture_book import NOTEBOOK, TRANSLATION, FixtureBook, catal
 import tensorbook
 from tensorbook.wording import DEVICE_LINE, ON_CPU, ON_GPU, THREAD, THREADS, fill, parse
 from tensorbook_build.settings import KERNEL_THREADS, LANGUAGES
+
+# built by the driver, with Sphinx, as the book is: the book tier's, in seconds
+pytestmark = pytest.mark.book
 
 PAGES = {
     "index": "# The fixture book\n\nIts first page.\n\n```{toctree}\npage\n```\n",
@@ -85,7 +88,7 @@ def test_the_footer_names_the_version_and_the_commit_with_its_own_date(book, lan
     assert f"tensorbook {tensorbook.__version__} · " in footer
     assert sha[:12] in footer
     assert COMMITTED[:10] in footer
-    assert datetime.datetime.now(datetime.UTC).date().isoformat() not in footer  # not the clock
+    assert dt.datetime.now(dt.UTC).date().isoformat() not in footer  # not the clock
     assert "未提交" not in footer
     assert "uncommitted" not in footer
 
@@ -129,9 +132,7 @@ def _report(html: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_report_link_names_the_page_its_commit_and_the_device_line_in_english(
-    book, language
-):
+def test_the_report_link_names_the_page_its_commit_and_the_device_line_in_english(book, language):
     """A report is read by the maintainers: the device line goes in as printed, in English,
     even from an edition that shows it translated."""
     built, sha = book

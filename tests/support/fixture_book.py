@@ -16,13 +16,14 @@ from pathlib import Path
 
 from tensorbook_build.build import EditionBuild, build_site
 from tensorbook_build.settings import LAYOUT, SOURCE_LANGUAGE, Layout
-
 from tests.support.book import copy_of_the_book
 
 TRANSLATION = "zh_CN"
 """The translated edition the fixture books are given catalogs for."""
 
-NOTEBOOK = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+NOTEBOOK = (
+    "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+)
 """The front matter that makes a page a notebook the build executes, as the chapters'."""
 
 __all__ = ["NOTEBOOK", "TRANSLATION", "FixtureBook", "catalog"]
@@ -50,8 +51,8 @@ def _quoted(text: str) -> str:
 class FixtureBook:
     """A book of the given pages in ``root/tree``, built into ``root/tree/build``.
 
-    ``pages`` maps each page's name to its Markdown (``index`` lists the others in its
-    toctree); ``catalogs`` maps a page's name to its :data:`TRANSLATION` catalog's text
+    ``pages`` maps each page's name (``index``, ``part/page``) to its Markdown (``index``
+    lists the others in its toctree); ``catalogs`` maps a page's name to its :data:`TRANSLATION` catalog's text
     (:func:`catalog`). The translated edition's words for the theme and the programs
     (its ``sphinx.po``) are the real book's.
     """
@@ -60,13 +61,12 @@ class FixtureBook:
         self, root: Path, pages: Mapping[str, str], catalogs: Mapping[str, str] = {}
     ) -> None:
         self.layout = Layout(copy_of_the_book(root, parts=("conf", "src")))
-        for name, text in pages.items():
-            (self.layout.docs / f"{name}.md").write_text(text, encoding="utf-8")
-        folder = self.layout.catalogs(TRANSLATION)
-        folder.mkdir(parents=True)
-        shutil.copy(LAYOUT.catalogs(TRANSLATION) / "sphinx.po", folder / "sphinx.po")
-        for name, text in catalogs.items():
-            self.catalog(name).write_text(text, encoding="utf-8")
+        files = {self.layout.docs / f"{name}.md": text for name, text in pages.items()}
+        files |= {self.catalog(name): text for name, text in catalogs.items()}
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        shutil.copy(LAYOUT.catalogs(TRANSLATION) / "sphinx.po", self.catalog("sphinx"))
 
     @property
     def site(self) -> Path:
