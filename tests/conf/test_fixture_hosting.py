@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from tests.support.fixture_book import FixtureBook, catalog
+from tests.support.fixture_book import TRANSLATION, FixtureBook, catalog
 
 from tensorbook_build.links import broken_links
 from tensorbook_build.settings import LANGUAGES, LOCAL_BASE_URL, NOT_SITE_PAGES, edition, site_pages
@@ -123,3 +123,21 @@ def test_every_link_a_reader_follows_is_relative_and_leads_somewhere(site):
     front_door = (folder / "index.html").read_text(encoding="utf-8")
     for code in LANGUAGES:
         assert f'<a href="{code}/index.html"' in front_door
+
+
+def test_a_translation_built_alone_gets_the_site_s_files_naming_only_it(tmp_path):
+    """``--language zh_CN`` into a new folder: the front door and the 404 page send a reader
+    to the one edition there (they named the source edition, and its writer crashed)."""
+    catalogs = {name: catalog(messages) for name, messages in TRANSLATED.items()}
+    book = FixtureBook(tmp_path, PAGES, catalogs)
+    (built,) = book.build([TRANSLATION])
+    assert built.returncode == 0, built.output[-3000:]
+    folder = book.site
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted([TRANSLATION, "wheels"])
+    front_door = (folder / "index.html").read_text(encoding="utf-8")
+    assert re.findall(r'<a href="([^"]+)"', front_door) == [f"{TRANSLATION}/index.html"]
+    for href in re.findall(r'href="([^"]+)"', front_door):  # its icon too
+        assert (folder / href).is_file(), href
+    assert f'<html lang="{edition(TRANSLATION).tag}"' in front_door
+    not_found = (folder / "404.html").read_text(encoding="utf-8")
+    assert re.findall(r'data-edition="([^"]+)"', not_found) == [TRANSLATION]
