@@ -69,8 +69,8 @@ def book(request, tmp_path_factory) -> tuple[FixtureBook, str]:
         "TENSORBOOK_COMMIT": "",  # a GPU machine's kit names its clone's: git's here
     }
     device = request.config.getoption("--device")
-    for built in book.build(env=given, device=device):
-        assert built.returncode == 0, built.output[-3000:]
+    built = book.build(env=given, device=device)
+    assert built.returncode == 0, built.output[-3000:]
     return book, _git(tree, "rev-parse", "HEAD")
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from tensorbook_build.build import EditionBuild, build_site
+from tensorbook_build.build import build_site
 from tensorbook_build.settings import LAYOUT, SOURCE_LANGUAGE, Layout
 from tests.support.book import copy_of_the_book
 
@@ -26,7 +27,7 @@ NOTEBOOK = (
 )
 """The front matter that makes a page a notebook the build executes, as the chapters'."""
 
-__all__ = ["NOTEBOOK", "TRANSLATION", "FixtureBook", "catalog"]
+__all__ = ["NOTEBOOK", "TRANSLATION", "Built", "FixtureBook", "catalog"]
 
 
 def catalog(messages: Mapping[str, str], *, fuzzy: Collection[str] = ()) -> str:
@@ -46,6 +47,15 @@ def catalog(messages: Mapping[str, str], *, fuzzy: Collection[str] = ()) -> str:
 
 def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+@dataclass(frozen=True)
+class Built:
+    """How a fixture book's build ended: the failed step's status (else 0), and everything
+    each step printed, in order."""
+
+    returncode: int
+    output: str
 
 
 class FixtureBook:
@@ -83,16 +93,16 @@ class FixtureBook:
         *,
         env: Mapping[str, str] | None = None,
         device: str = "cpu",
-    ) -> list[EditionBuild]:
-        """Build every edition (or ``languages``) with the driver, capturing each one's output.
+    ) -> Built:
+        """Build every edition (or ``languages``) with the driver, as ``nox -s docs`` does.
 
         ``env`` is added to this process's environment for the build (the base URL, the
-        commit...); ``device`` is the build's ``--device``. Returns each edition's build,
-        the failed one last.
+        commit...); ``device`` is the build's ``--device``.
         """
-        return build_site(
+        steps = build_site(
             self.site, languages, device=device, layout=self.layout, env=env, capture=True
         )
+        return Built(steps[-1].returncode, "".join(step.output for step in steps))
 
     def page(self, name: str, language: str = SOURCE_LANGUAGE) -> str:
         """A built page's HTML."""
