@@ -38,8 +38,8 @@ def catalog(messages: Mapping[str, str], *, fuzzy: Collection[str] = ()) -> str:
     """
     header = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n'
     entries = [
-        f'{"#, fuzzy" + chr(10) if english in fuzzy else ""}msgid "{_quoted(english)}"\n'
-        f'msgstr "{_quoted(translated)}"\n'
+        ("#, fuzzy\n" if english in fuzzy else "")
+        + f'msgid "{_quoted(english)}"\nmsgstr "{_quoted(translated)}"\n'
         for english, translated in messages.items()
     ]
     return "\n".join([header, *entries])
@@ -62,9 +62,9 @@ class FixtureBook:
     """A book of the given pages in ``root/tree``, built into ``root/tree/build``.
 
     ``pages`` maps each page's name (``index``, ``part/page``) to its Markdown (``index``
-    lists the others in its toctree); ``catalogs`` maps a page's name to its :data:`TRANSLATION` catalog's text
-    (:func:`catalog`). The translated edition's words for the theme and the programs
-    (its ``sphinx.po``) are the real book's.
+    lists the others in its toctree); ``catalogs`` maps a page's name to the text of its
+    :data:`TRANSLATION` catalog (:func:`catalog`). The translated edition's words for the
+    theme and the programs (its ``sphinx.po``) are the real book's.
     """
 
     def __init__(

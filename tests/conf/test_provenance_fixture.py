@@ -49,7 +49,7 @@ def _git(tree: Path, *arguments: str) -> str:
            for what, value in (("NAME", "a"), ("EMAIL", "a@example.org"), ("DATE", COMMITTED))}  # fmt: skip
     done = subprocess.run(
         ["git", "-C", str(tree), *arguments],
-        capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin", **who},
+        capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tree), **who},
     )  # fmt: skip
     return done.stdout.strip()
 

@@ -9,6 +9,7 @@ tests/conf/test_hosting.py's, the acceptance tier.
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -23,15 +24,16 @@ from tensorbook_build.settings import LANGUAGES, LOCAL_BASE_URL, NOT_SITE_PAGES,
 # built by the driver, with Sphinx, as the book is: the book tier's, in seconds
 pytestmark = pytest.mark.book
 
+SENTENCE = "Its one sentence, [and a link home](../index.md)."  # a page in a folder
 PAGES = {
     "index": "# The fixture book\n\nIts first page.\n\n```{toctree}\nchapter/page\n```\n",
-    "chapter/page": "# A page\n\nIts one sentence, [and a link home](../index.md).\n",
+    "chapter/page": f"# A page\n\n{SENTENCE}\n",
 }
 TRANSLATED = {
     "index": {"The fixture book": "夹具书", "Its first page.": "它的第一页。"},
     "chapter/page": {
         "A page": "一页",
-        "Its one sentence, [and a link home](../index.md).": "它唯一的一句话，[以及回首页的链接](../index.md)。",
+        SENTENCE: "它唯一的一句话，[以及回首页的链接](../index.md)。",
     },
 }
 PUBLISHED = "https://example.org/sub/book"  # as a host gives it: no slash at the end
@@ -103,7 +105,7 @@ def test_the_404_page_sends_a_reader_to_each_edition_below_the_base_url_s_path(s
     assert links == {code: f"{path}{code}/index.html" for code in LANGUAGES}
     for href in links.values():  # where the site is served at the base URL, each is there
         assert (folder / href.removeprefix(path)).is_file(), href
-    assert f"var basePath = {path!r};".replace("'", '"') in html
+    assert f"var basePath = {json.dumps(path)};" in html
 
 
 def test_every_link_a_reader_follows_is_relative_and_leads_somewhere(site):
