@@ -3,7 +3,7 @@
 :func:`conv2d_by_hand` slides the kernel over the image with two loops and gives what
 ``torch.nn.functional.conv2d`` gives; :func:`output_size` is the rule for the size it
 gives. :func:`make_cnn` and :func:`make_dense` are the two networks the images chapter
-trains on the same digits, and :func:`layer_shapes` follows an input through a network.
+trains on the same digits.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from torch import nn
 __all__ = [
     "conv2d_by_hand",
     "count_parameters",
-    "layer_shapes",
     "make_cnn",
     "make_dense",
     "output_size",
@@ -174,23 +173,3 @@ def count_parameters(model: nn.Module) -> int:
     650
     """
     return sum(parameter.numel() for parameter in model.parameters())
-
-
-def layer_shapes(model: nn.Sequential, inputs: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
-    """Each layer of ``model`` with the shape of what it hands on, for ``inputs``.
-
-    Examples
-    --------
-    >>> for name, shape in layer_shapes(make_cnn(), torch.zeros(5, 1, 8, 8))[:3]:
-    ...     print(name, shape)
-    Conv2d (5, 8, 8, 8)
-    ReLU (5, 8, 8, 8)
-    MaxPool2d (5, 8, 4, 4)
-    """
-    shapes = []
-    x = inputs
-    with torch.no_grad():
-        for layer in model:
-            x = layer(x)
-            shapes.append((type(layer).__name__, tuple(x.shape)))
-    return shapes
