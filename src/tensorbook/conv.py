@@ -137,7 +137,9 @@ def make_cnn(channels: Sequence[int] = (8, 16), *, classes: int = 10, seed: int 
         )
 
 
-def make_dense(hidden: int = 64, *, pixels: int = 64, classes: int = 10, seed: int = 0) -> nn.Module:
+def make_dense(
+    hidden: int = 64, *, pixels: int = 64, classes: int = 10, seed: int = 0
+) -> nn.Module:
     """The classification chapter's network, two hidden ReLU layers, on flattened images.
 
     Examples

@@ -69,7 +69,9 @@ def _pictures():
             read_digits()[0][:16], read_digits()[1][:16], name="splits.train"
         ),
         "mistakes": lambda: digits_picture(
-            read_digits()[0][:3], read_digits()[1][:3], predicted=torch.tensor([1, 1, 1]),
+            read_digits()[0][:3],
+            read_digits()[1][:3],
+            predicted=torch.tensor([1, 1, 1]),
             name="cnn",
         ),
         "filters": lambda: filters_picture(

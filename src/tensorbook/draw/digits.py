@@ -36,10 +36,13 @@ def _levels(values: torch.Tensor) -> torch.Tensor:
 def _draw_grid(
     canvas: Canvas, levels: torch.Tensor, x: float, y: float, *, pixel: float, tone: str
 ) -> None:
-    """Draw a ``(H, W)`` grid of steps as boxes: a row's run of one step is one box, and
-    runs that span the same columns at the same step in the rows below it join it."""
+    """Draw a ``(H, W)`` grid of steps as boxes, one for a run of pixels at one step.
+
+    A run spans columns of one row; the runs below it that span the same columns at the
+    same step join its box.
+    """
     boxes: dict[tuple[int, int, int], int] = {}  # (first column, end, step): its first row
-    finished: list[tuple[int, int, int, int]] = []  # (first row, end row, first column, end)
+    finished: list[tuple[int, int, int, int, int]] = []  # rows, then columns, then step
     for row, steps in enumerate([*levels.tolist(), []]):
         runs = set()
         start = 0

@@ -108,8 +108,7 @@ WORDS: dict[str, str] = {
     ),
     "mistakes_title": "{count} images {name} gets wrong",
     "mistakes_desc": (
-        "Each image drawn from its pixels; under it, its label, then the digit {name} "
-        "predicted."
+        "Each image drawn from its pixels; under it, its label, then the digit {name} predicted."
     ),
     "filters_title": "The {count} learned filters of {name}, {size} each",
     "filters_desc": (
