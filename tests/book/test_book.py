@@ -19,6 +19,7 @@ from tests.support.book import (
     SOURCE_LANGUAGE,
     build_book,
     copy_of_the_book,
+    executed,
     own_outputs,
     page,
     pages_logged,
@@ -30,10 +31,6 @@ from tensorbook_build.build import EXECUTE
 from tensorbook_build.extensions.pysource import source_without_docstrings
 
 pytestmark = pytest.mark.book
-
-
-def executed(root: Path, chapter: str, language: str = SOURCE_LANGUAGE) -> nbformat.NotebookNode:
-    return nbformat.read(root / "jupyter_execute" / language / f"{chapter}.ipynb", as_version=4)
 
 
 def code_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ from tests.support.book import (
     SOURCE_LANGUAGE,
     build_book,
     copy_of_the_book,
+    executed,
     pages_logged,
 )
 
@@ -334,7 +334,7 @@ def test_pages_executed_in_two_shards_render_as_one_run(tmp_path):
     spec = resolve_spec("cpu", given_by="test", src=tree / "src", work=tmp_path / "sharded")
     command = stage_command(spec, docs, tmp_path / "sharded" / ".jupyter_cache")
     environment = {**os.environ, **spec.kernel_environment()}
-    executed = []
+    ran = []
     for which in ("1/2", "2/2"):
         run = subprocess.run(
             [*command, "--shard", which],
@@ -344,8 +344,8 @@ def test_pages_executed_in_two_shards_render_as_one_run(tmp_path):
             check=False,
         )
         assert run.returncode == 0, run.stdout + run.stderr
-        executed.append(pages_logged(run.stdout, "executed"))
-    assert executed == [["index.md", "two.md"], ["one.md"]]
+        ran.append(pages_logged(run.stdout, "executed"))
+    assert ran == [["index.md", "two.md"], ["one.md"]]
     sharded = build_book(tmp_path / "sharded" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
     assert sharded.returncode == 0, sharded.output
     assert pages_logged(sharded.output, "executed") == []  # rendered from the shards' cache
@@ -353,8 +353,8 @@ def test_pages_executed_in_two_shards_render_as_one_run(tmp_path):
     assert pages_logged(whole.output, "executed") == ["index.md", "one.md", "two.md"]
 
     def outputs(work: str) -> dict[str, list[object]]:
-        folder = tmp_path / work / "jupyter_execute" / SOURCE_LANGUAGE
-        notebooks = {name: json.loads((folder / f"{name}.ipynb").read_text()) for name in names}
-        return {name: [c.get("outputs") for c in nb["cells"]] for name, nb in notebooks.items()}
+        notebooks = {name: executed(tmp_path / work, name) for name in names}
+        return {name: [c.get("outputs") for c in nb.cells] for name, nb in notebooks.items()}
 
     assert outputs("sharded") == outputs("whole")
+    assert "one [" in str(outputs("whole")["one"])  # each page's own print, compared

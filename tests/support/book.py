@@ -7,6 +7,9 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+import nbformat
+from jupyter_cache import get_cache
+
 from tensorbook_build.build import Step, build_site
 from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, Layout
 
@@ -43,6 +46,7 @@ __all__ = [
     "SOURCE_LANGUAGE",
     "build_book",
     "copy_of_the_book",
+    "executed",
     "own_outputs",
     "page",
     "pages_logged",
@@ -92,6 +96,14 @@ def pages_logged(output: str, message: str) -> list[str]:
     """The pages of which a build logged ``message``: the stage's ``executed``, MyST-NB's
     ``Using cached notebook``..."""
     return sorted(re.findall(rf"([\w.-]+\.md): {message}", output))
+
+
+def executed(root: Path, chapter: str) -> nbformat.NotebookNode:
+    """A page's notebook as it executed: what MyST-NB wrote beside the site under
+    ``root``, with the outputs the execute stage cached (MyST-NB, which read them from
+    the cache, writes the notebook without them), as ``record`` reads it."""
+    notebook = nbformat.read(root / "jupyter_execute" / SOURCE_LANGUAGE / f"{chapter}.ipynb", 4)
+    return get_cache(str(root / ".jupyter_cache")).merge_match_into_notebook(notebook)[1]
 
 
 def page(root: Path, name: str, language: str = SOURCE_LANGUAGE) -> str:
