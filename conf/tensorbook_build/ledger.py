@@ -59,6 +59,7 @@ class Recording:
     kind: str
     provenance: dict[str, Any]
     cells: tuple[Cell, ...]
+    contributed: dict[str, str] | None = None  # a reader's receipt: when it was imported
 
 
 def device_kind(device_type: str, gpu_name: str = "") -> str:
@@ -220,7 +221,8 @@ def load_recording(path: Path) -> Recording:
             if "image" in item and not (path.parent / item["image"]).is_file():
                 raise _fail(path, f"field cells[{number}].outputs: {item['image']} is missing")
     cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
-    return Recording(path, data["page"], data["kind"], data["provenance"], cells)
+    contributed = data.get("contributed")
+    return Recording(path, data["page"], data["kind"], data["provenance"], cells, contributed)
 
 
 def page_recordings(root: Path, page: str) -> list[Recording]:

@@ -19,6 +19,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from tensorbook.recording import BOOK
 from tensorbook_build.catalogs import catalog_folders, page_translations
 from tensorbook_build.downloads import (
     COMPARE,
@@ -34,6 +35,7 @@ from tensorbook_build.downloads import (
 from tensorbook_build.execute import Page, read_page
 from tensorbook_build.extensions import hooks, ledger
 from tensorbook_build.extensions.pysource import source_without_docstrings
+from tensorbook_build.ledger import page_figures as figure_places
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 from tensorbook_build.upstream import notebook_output_folder
 
@@ -90,9 +92,32 @@ def write_downloads(app: Sphinx) -> None:
             verdict_words=words,
             plain=functools.partial(plain_markdown, values=values, titles=titles, source=_source),
         )
+        notebook.metadata[BOOK] = _book(app, docname, page, values)
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
         (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
+
+
+def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict[str, Any]:
+    """What a receipt of the page needs to know of the book (:data:`tensorbook.recording.BOOK`).
+
+    The commit is the one the footer names: the receipt's cells are checked against it.
+    """
+    commit = app.config.html_context["tensorbook_commit"]
+    sha = "unknown" if commit is None else commit.sha + ("+modified" if commit.modified else "")
+    try:
+        declared = figure_places(page.metadata, page.code)
+    except ValueError:  # the build has said so (extensions.ledger)
+        declared = {}
+    source = " · ".join(values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
+    figures = {
+        name: {"cell": f.cell, "pattern": f.pattern, "book": values.get(f"recorded:{name}", "?"),
+               "source": source}
+        for name, f in declared.items()
+    }  # fmt: skip
+    repository = app.config.tensorbook_repository  # where to send a receipt, if configured
+    return {"page": docname, "commit": sha, "version": app.config.release, "figures": figures,
+            "repository": repository}  # fmt: skip
 
 
 def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, str]:
