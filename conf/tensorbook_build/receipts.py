@@ -125,6 +125,8 @@ def _text_problem(text: str, where: str) -> str:
 def checked(data: Any, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[str]]:
     """The recording a receipt's ``data`` becomes, and notes; :class:`ReceiptRefused` else."""
     if problem := schema_problem(data, receipt_schema()):
+        # jsonschema quotes the value: a long one is cut, so that the refusal stays a line
+        problem = re.sub(r"'([^'\n]{40})[^']{20,}'", r"'\1...'", problem.replace("\n", " "))
         raise ReceiptRefused(f"{problem}; a receipt is what python -m tensorbook.receipt writes")
     page, provenance = data["page"], data["provenance"]
     if not PAGE_NAME.fullmatch(page):
@@ -189,8 +191,14 @@ def checked(data: Any, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[s
     return recording, notes
 
 
-def import_receipt(path: Path, root: Path = LAYOUT.root) -> tuple[Path, list[str]]:
-    """Check the receipt at ``path`` and write its recording under ``root/docs/recorded``."""
+def import_receipt(
+    path: Path, root: Path = LAYOUT.root, recorded: Path = LAYOUT.docs / FOLDER
+) -> tuple[Path, list[str]]:
+    """Check the receipt at ``path`` against the repository at ``root``; write it in ``recorded``.
+
+    Returns the recording's path and notes for the maintainer: what was dropped or
+    replaced, and cells whose output differs from another device's but are not tagged.
+    """
     if not path.is_file():
         raise ReceiptRefused(f"{path}: no such file")
     size = path.stat().st_size
@@ -207,17 +215,17 @@ def import_receipt(path: Path, root: Path = LAYOUT.root) -> tuple[Path, list[str
     recording["contributed"]["receipt"] = hashlib.sha256(raw).hexdigest()[:16]
     if problem := schema_problem(recording, SCHEMA):  # the ledger's own check, as it will read it
         raise ReceiptRefused(problem)
-    folder = root / "docs" / FOLDER / recording["kind"]
+    folder = recorded / recording["kind"]
     target = folder / f"{recording['page']}.json"
     if target.exists():
-        notes.append(f"it replaces the contributed recording {target.relative_to(root)}")
+        notes.append(f"it replaces the contributed recording {target}")
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as file:
         file.write(text)
     os.replace(file.name, target)
     # a difference in a cell the page does not tag: the maintainer's to judge, not the reader's
-    for problem in unmarked_differences(page_recordings(folder.parent, recording["page"])):
+    for problem in unmarked_differences(page_recordings(recorded, recording["page"])):
         if recording["kind"] in problem.split("\n")[0]:
             notes.append(problem.split("\n")[0])
     return target, notes
@@ -235,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     except ReceiptRefused as error:
         print(f"tensorbook_build.receipts: refused {args.receipt.name}: {error}", file=sys.stderr)
         return 1
-    print(f"tensorbook_build.receipts: wrote {target.relative_to(LAYOUT.root)}")
+    print(f"tensorbook_build.receipts: wrote {target}")
     for note in notes:
         print(f"tensorbook_build.receipts: {note}")
     return 0

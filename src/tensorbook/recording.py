@@ -7,8 +7,8 @@ can be lined up cell by cell; a test checks that both compute the same values.
 
 Examples
 --------
->>> source_hash("x = 1\\n"), source_hash("\\nx = 1")
-('b5b5b4a4b1ab9fc7', 'b5b5b4a4b1ab9fc7')
+>>> source_hash("x = 1\\n") == source_hash("\\nx = 1") != source_hash("x = 2")
+True
 >>> shown_outputs([{"output_type": "stream", "text": "a\\n"},
 ...                {"output_type": "stream", "text": "b\\n"}])
 [{'text': 'a\\nb'}]
