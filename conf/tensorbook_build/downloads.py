@@ -376,7 +376,10 @@ def notebook_for(
         elif verdict_words is not None and not in_solution and is_build_check(cell):
             text = verdict_code(text, (checks or {}).get(text.strip(), ""), verdict_words)
         if cell.kind == "code":
-            origins[len(cells)] = {"index": cell.index, **({"code": cell.source} if text != cell.source else {})}
+            origins[len(cells)] = {
+                "index": cell.index,
+                **({"code": cell.source} if text != cell.source else {}),
+            }
         cells.append(getattr(nbformat.v4, f"new_{cell.kind}_cell")(text, metadata=cell.metadata))
     # the build's settings, and where the prose's recorded figures come from (ledger.FIGURES)
     build_only = ("mystnb", "file_format", "recorded_figures")
@@ -386,9 +389,9 @@ def notebook_for(
         cells=[c for _, c in kept], metadata=metadata
     )
     page_cells = []  # which of the page's code cells each is (PAGE_CELLS), for a receipt
-    for number, (position, cell) in enumerate(zip((n for n, _ in kept), notebook.cells)):
+    for number, cell in enumerate(notebook.cells):
         cell.id = f"cell-{number}"  # numbered, so that two builds write the same file
-        if position in origins:
+        if (position := kept[number][0]) in origins:
             page_cells.append({"id": cell.id, **origins[position]})
     notebook.metadata[PAGE_CELLS] = page_cells
     nbformat.validate(notebook)

@@ -20,19 +20,17 @@ from __future__ import annotations
 
 import argparse
 import copy
-import datetime
+import datetime as dt
 import hashlib
 import io
 import json
-import os
 import re
 import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
@@ -74,7 +72,7 @@ class ReceiptRefused(ValueError):
 
 def receipt_schema() -> dict[str, Any]:
     """The recording format with :data:`LIMITS`, and a receipt's pictures (``figures``)."""
-    schema = copy.deepcopy(SCHEMA)
+    schema: dict[str, Any] = copy.deepcopy(SCHEMA)
     schema["properties"]["figures"] = {
         "type": "object",
         "maxProperties": LIMITS["figures"],
@@ -105,11 +103,13 @@ def book_cells(page: str, commit: str, root: Path = LAYOUT.root) -> tuple[dict[i
     """
     text = _git("show", f"{commit}:docs/{page}.md", root=root)
     if text is None:
-        raise ReceiptRefused(f"field page: docs/{page}.md is not in commit {commit[:12]}")
+        msg = f"field page: docs/{page}.md is not in commit {commit[:12]}"
+        raise ReceiptRefused(msg)
     book = read_page(text.decode("utf-8"))
     archive = _git("archive", "--format=tar", commit, "src/tensorbook", root=root)
     if archive is None:
-        raise ReceiptRefused(f"commit {commit[:12]} has no src/tensorbook")
+        msg = f"commit {commit[:12]} has no src/tensorbook"
+        raise ReceiptRefused(msg)
     with tempfile.TemporaryDirectory(prefix="tensorbook-receipt-") as folder:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
@@ -122,15 +122,18 @@ def _text_problem(text: str, where: str) -> str:
     return f"{where}: markup ({found[0][:20]!r}); a chapter prints none" if found else ""
 
 
-def checked(data: Any, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[str]]:
-    """The recording a receipt's ``data`` becomes, and notes; :class:`ReceiptRefused` else."""
-    if problem := schema_problem(data, receipt_schema()):
+def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[str]]:
+    """The recording a receipt's data becomes, and notes; :class:`ReceiptRefused` else."""
+    if problem := schema_problem(given, receipt_schema()):
         # jsonschema quotes the value: a long one is cut, so that the refusal stays a line
         problem = re.sub(r"'([^'\n]{40})[^']{20,}'", r"'\1...'", problem.replace("\n", " "))
-        raise ReceiptRefused(f"{problem}; a receipt is what python -m tensorbook.receipt writes")
+        msg = f"{problem}; a receipt is what python -m tensorbook.receipt writes"
+        raise ReceiptRefused(msg)
+    data = cast(dict[str, Any], given)  # the schema's shape
     page, provenance = data["page"], data["provenance"]
     if not PAGE_NAME.fullmatch(page):
-        raise ReceiptRefused(f"field page: {page[:40]!r} is not a chapter's name (a-z, 0-9, _)")
+        msg = f"field page: {page[:40]!r} is not a chapter's name (a-z, 0-9, _)"
+        raise ReceiptRefused(msg)
     for field, value in provenance.items():
         texts = value.values() if isinstance(value, dict) else [value]
         for text in (t for t in texts if isinstance(t, str)):
@@ -138,30 +141,37 @@ def checked(data: Any, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[s
                 raise ReceiptRefused(problem)
     commit = provenance["commit"]
     if not COMMIT.fullmatch(commit):
-        raise ReceiptRefused(
+        msg = (
             f"field provenance.commit: {commit[:50]!r} is not a commit's full hash: the "
             "receipt must run a notebook the published site offers"
         )
+        raise ReceiptRefused(msg)
     if _git("cat-file", "-e", f"{commit}^{{commit}}", root=root) is None:
-        raise ReceiptRefused(f"commit {commit[:12]} is not in this repository: git fetch it first")
+        msg = f"commit {commit[:12]} is not in this repository: git fetch it first"
+        raise ReceiptRefused(msg)
     keys, marked = book_cells(page, commit, root)
     if sorted(c["index"] for c in data["cells"]) != sorted(keys):
-        raise ReceiptRefused(
+        msg = (
             f"its cells are not the code cells of {page}.md at commit {commit[:12]} "
             f"({len(data['cells'])} cells, the page has {len(keys)})"
         )
+        raise ReceiptRefused(msg)
     figures, notes, cells = data.get("figures", {}), [], []
     for cell in data["cells"]:
         index = cell["index"]
         source, modules = keys[index]
         if cell["source"] != source:
-            raise ReceiptRefused(f"cell {index}: its code is not {page}.md's at commit {commit[:12]}")
+            msg = f"cell {index}: its code is not {page}.md's at commit {commit[:12]}"
+            raise ReceiptRefused(msg)
         if cell["modules"] != modules:
-            changed = sorted(n for n in {*modules, *cell["modules"]} if modules.get(n) != cell["modules"].get(n))
-            raise ReceiptRefused(
+            changed = sorted(
+                n for n in {*modules, *cell["modules"]} if modules.get(n) != cell["modules"].get(n)
+            )
+            msg = (
                 f"cell {index}: {', '.join(changed)} is not the book's at commit {commit[:12]}: "
                 "the receipt ran another version of the package"
             )
+            raise ReceiptRefused(msg)
         kept = []
         for number, item in enumerate(cell["outputs"]):
             where = f"cell {index}, output {number}"
@@ -172,10 +182,14 @@ def checked(data: Any, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[s
                 continue
             name = item["image"]
             if name not in figures:
-                raise ReceiptRefused(f"{where}: its picture {name[:60]!r} is not in the receipt")
+                msg = f"{where}: its picture {name[:60]!r} is not in the receipt"
+                raise ReceiptRefused(msg)
             if name.endswith(".svg") and (found := SVG_SCRIPT.search(figures[name])):
-                raise ReceiptRefused(f"{where}: its picture holds script ({found[0][:20]!r})")
-            notes.append(f"cell {index}: its picture is not kept (contributed recordings show text)")
+                msg = f"{where}: its picture holds script ({found[0][:20]!r})"
+                raise ReceiptRefused(msg)
+            notes.append(
+                f"cell {index}: its picture is not kept (contributed recordings show text)"
+            )
         cells.append({**cell, "marked": index in marked, "outputs": kept})
     gpu = provenance["gpu"]
     device = re.sub(r"[^a-z0-9]+", "-", (gpu["name"] if gpu else provenance["model"]).lower())
@@ -186,7 +200,7 @@ def checked(data: Any, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[s
         "kind": kind,
         "provenance": provenance,
         "cells": cells,
-        "contributed": {"imported": datetime.date.today().isoformat(), "receipt": ""},
+        "contributed": {"imported": dt.date.today().isoformat(), "receipt": ""},
     }
     return recording, notes
 
@@ -200,17 +214,20 @@ def import_receipt(
     replaced, and cells whose output differs from another device's but are not tagged.
     """
     if not path.is_file():
-        raise ReceiptRefused(f"{path}: no such file")
+        msg = f"{path}: no such file"
+        raise ReceiptRefused(msg)
     size = path.stat().st_size
     if size > MAX_BYTES:
-        raise ReceiptRefused(
+        msg = (
             f"{path.name} is {size / 2**20:.1f} MB; a receipt is at most {MAX_BYTES / 2**20:.0f} MB"
         )
+        raise ReceiptRefused(msg)
     raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
-        raise ReceiptRefused(f"{path.name} is not JSON: {error}") from error
+        msg = f"{path.name} is not JSON: {error}"
+        raise ReceiptRefused(msg) from error
     recording, notes = checked(data, root)
     recording["contributed"]["receipt"] = hashlib.sha256(raw).hexdigest()[:16]
     if problem := schema_problem(recording, SCHEMA):  # the ledger's own check, as it will read it
@@ -221,9 +238,11 @@ def import_receipt(
         notes.append(f"it replaces the contributed recording {target}")
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
-    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as file:
+    with tempfile.NamedTemporaryFile(
+        "w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8"
+    ) as file:
         file.write(text)
-    os.replace(file.name, target)
+    Path(file.name).replace(target)
     # a difference in a cell the page does not tag: the maintainer's to judge, not the reader's
     for problem in unmarked_differences(page_recordings(recorded, recording["page"])):
         if recording["kind"] in problem.split("\n")[0]:

@@ -1,4 +1,4 @@
-"""Run a chapter on your machine and write what it measured: ``python -m tensorbook.receipt speed``.
+r"""Run a chapter on your machine and write what it measured: ``python -m tensorbook.receipt speed``.
 
 It runs the chapter's notebook, the one the book's site offers for download
 (``tensorbook-<chapter>.ipynb`` in this folder, or ``--notebook FILE_OR_ADDRESS``), in a
@@ -10,7 +10,7 @@ file to the book (a new issue in its repository, the notebook's last cell says w
 
 Examples
 --------
->>> figure_in("at 64: 1.4x\\nat 4096: 298.1x", r"(?s).*: ([\\d.]+)x")
+>>> figure_in("at 64: 1.4x\nat 4096: 298.1x", r"(?s).*: ([\d.]+)x")
 '298.1'
 >>> device_kind("cuda", "Tesla T4"), device_kind("cpu", "")
 ('tesla-t4', 'cpu')
@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.request import urlopen
 
 import tensorbook
@@ -42,6 +42,9 @@ from tensorbook.recording import (
     shown_outputs,
     source_hash,
 )
+
+if TYPE_CHECKING:
+    from jupyter_client.blocking.client import BlockingKernelClient
 
 SCHEMA_VERSION = 1  # the recording format's (the book's recording.schema.json)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -71,7 +74,7 @@ def read_notebook(where: str) -> dict[str, Any]:
     """A chapter's notebook, from a file or an ``http(s)`` address."""
     try:
         if re.match(r"https?://", where):
-            with urlopen(where, timeout=60) as response:  # noqa: S310: an http(s) address
+            with urlopen(where, timeout=60) as response:
                 text = response.read().decode("utf-8")
         else:
             text = Path(where).read_text(encoding="utf-8")
@@ -106,7 +109,7 @@ def run_cells(codes: Sequence[str], device: str | None) -> list[list[dict[str, A
     A cell that raises is recorded with its error, and the next cells still run.
     """
     try:
-        from jupyter_client.manager import start_new_kernel
+        from jupyter_client.manager import KernelManager
     except ImportError as error:
         msg = "the receipt runs the chapter in a Jupyter kernel: pip install ipykernel"
         raise ReceiptError(msg) from error
@@ -114,15 +117,23 @@ def run_cells(codes: Sequence[str], device: str | None) -> list[list[dict[str, A
     if device:
         environment[DEVICE_VARIABLE] = device
     with tempfile.TemporaryDirectory(prefix="tensorbook-receipt-") as folder:
-        manager, client = start_new_kernel(kernel_name="python3", env=environment, cwd=folder)
+        # Unix sockets in a private folder, where there are: no port open to the machine
+        local = (
+            {"transport": "ipc", "ip": str(Path(folder, "kernel"))} if os.name == "posix" else {}
+        )
+        manager = KernelManager(kernel_name="python3", **local)
+        manager.start_kernel(env=environment, cwd=folder)
+        client = manager.client()
         try:
+            client.start_channels()
+            client.wait_for_ready(timeout=120)
             return [_run(client, code) for code in codes]
         finally:
             client.stop_channels()
             manager.shutdown_kernel(now=True)
 
 
-def _run(client: Any, code: str) -> list[dict[str, Any]]:
+def _run(client: BlockingKernelClient, code: str) -> list[dict[str, Any]]:
     """One cell's outputs; the kernel's messages turned into nbformat's outputs."""
     request = client.execute(code, store_history=True)
     outputs: list[dict[str, Any]] = []
@@ -246,8 +257,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("chapter", help="the chapter's name, as in its address: speed, cuda, ...")
     parser.add_argument("--notebook", help="its notebook (default: tensorbook-CHAPTER.ipynb here)")
-    parser.add_argument("--out", type=Path, help="the receipt (default: receipt-CHAPTER-DEVICE.json)")
-    parser.add_argument("--device", help=f"cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else a GPU if any)")
+    parser.add_argument(
+        "--out", type=Path, help="the receipt (default: receipt-CHAPTER-DEVICE.json)"
+    )
+    parser.add_argument(
+        "--device", help=f"cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else a GPU if any)"
+    )
     args = parser.parse_args(argv)
     try:
         from tensorbook.device import choose_device
@@ -266,18 +281,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tensorbook.receipt: running {len(cells)} cells of {args.chapter} on {device}")
         outputs = run_cells([code for _, code, _ in cells], device)
         command = f"python -m tensorbook.receipt {args.chapter}"
-        data = receipt_data(args.chapter, cells, outputs, provenance(device, book["commit"], command))
+        data = receipt_data(
+            args.chapter, cells, outputs, provenance(device, book["commit"], command)
+        )
     except (ReceiptError, ValueError) as error:
         print(f"tensorbook.receipt: {error}", file=sys.stderr)
         return 2
     out = args.out or Path(f"receipt-{args.chapter}-{data['kind']}.json")
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     failed = sum(any(o.get("output_type") == "error" for o in cell) for cell in outputs)
-    print(f"tensorbook.receipt: wrote {out}" + (f" ({failed} cells raised an error)" if failed else ""))
+    print(
+        f"tensorbook.receipt: wrote {out}"
+        + (f" ({failed} cells raised an error)" if failed else "")
+    )
     for line in comparison(book, data):
         print(f"  {line}")
     if book.get("repository"):
-        print(f"Send it to the book: attach {out} to a new issue at {book['repository']}/issues/new")
+        print(
+            f"Send it to the book: attach {out} to a new issue at {book['repository']}/issues/new"
+        )
     return 0
 
 

@@ -1,4 +1,4 @@
-"""A chapter's executed cells as the book's device ledger records them.
+r"""A chapter's executed cells as the book's device ledger records them.
 
 What :mod:`tensorbook.receipt` writes on a reader's machine: per code cell, a hash of
 its code, the hashes of the package's modules it and the cells before it import, and
@@ -7,11 +7,11 @@ can be lined up cell by cell; a test checks that both compute the same values.
 
 Examples
 --------
->>> source_hash("x = 1\\n") == source_hash("\\nx = 1") != source_hash("x = 2")
+>>> source_hash("x = 1\n") == source_hash("\nx = 1") != source_hash("x = 2")
 True
->>> shown_outputs([{"output_type": "stream", "text": "a\\n"},
-...                {"output_type": "stream", "text": "b\\n"}])
-[{'text': 'a\\nb'}]
+>>> shown_outputs([{"output_type": "stream", "text": "a\n"},
+...                {"output_type": "stream", "text": "b\n"}])
+[{'text': 'a\nb'}]
 """
 
 from __future__ import annotations
@@ -131,12 +131,14 @@ def module_hashes(codes: Sequence[str], package: Path) -> list[dict[str, str]]:
         parts = name.split(".")
         parents = {".".join(parts[:i]) for i in range(1, len(parts))}
         graph[name] = (_imports(tree, files) | parents) - {name}
-    hashes = {name: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for name, path in files.items()}
+    hashes = {
+        name: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for name, path in files.items()
+    }
     found: set[str] = set()
     result = []
     for code in codes:
-        tree = _parse(code)
-        pending = _imports(tree, files) - found if tree is not None else set()
+        cell = _parse(code)
+        pending = _imports(cell, files) - found if cell is not None else set()
         while pending:
             name = pending.pop()
             found.add(name)

@@ -29,9 +29,14 @@ from tests.support.book import (
     page,
 )
 
-from tensorbook.recording import BOOK, PAGE_CELLS, module_hashes, output_digest, shown_outputs
+from tensorbook.recording import BOOK, module_hashes, output_digest, shown_outputs
 from tensorbook_build.execute import read_page
-from tensorbook_build.ledger import FOLDER, SCHEMA, cell_keys, load_recording, recording_from_notebook
+from tensorbook_build.ledger import (
+    FOLDER,
+    cell_keys,
+    load_recording,
+    recording_from_notebook,
+)
 from tensorbook_build.receipts import LIMITS, ReceiptRefused, book_cells, import_receipt
 
 PAGE = "speed"
@@ -85,7 +90,8 @@ def test_a_well_formed_receipt_becomes_a_contributed_recording_without_pictures(
     target, notes = import_receipt(_write(tmp_path, well_formed), recorded=tmp_path / "recorded")
     recording = load_recording(target)  # the ledger reads it as it reads the book's own
     assert target.parent.name == "contributed-test-cpu-test-data" == recording.kind
-    assert recording.contributed is not None and recording.contributed["receipt"]
+    assert recording.contributed is not None
+    assert recording.contributed["receipt"]
     assert all("image" not in o for c in recording.cells for o in c.outputs)
     assert any("picture is not kept" in note for note in notes)
     assert [p.name for p in target.parent.iterdir()] == [f"{PAGE}.json"]  # nothing else
@@ -180,7 +186,7 @@ def test_the_import_command_says_why_in_one_line_and_docs_stay_unchanged(well_fo
     assert _docs_status() == before
 
 
-def test_the_reader_s_recording_is_the_ledger_s(tmp_path):
+def test_the_reader_s_recording_is_the_ledger_s():
     """tensorbook.recording (the reader's) and the ledger compute the same cells."""
     outputs = [
         {"output_type": "stream", "name": "stdout", "text": "Executed on CPU (x) · torch 2\n"},
@@ -188,7 +194,9 @@ def test_the_reader_s_recording_is_the_ledger_s(tmp_path):
         {"output_type": "display_data", "data": {"image/svg+xml": "<svg/>", "text/plain": "p"}},
         {"output_type": "error", "ename": "AssertionError", "evalue": "slow", "traceback": []},
     ]
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import tensorbook.speed")])
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import tensorbook.speed")]
+    )
     notebook.cells[0].outputs = [nbformat.from_dict(o) for o in outputs]
     data, _ = recording_from_notebook(notebook, "p", "cpu", {})
     [cell] = data["cells"]

@@ -109,7 +109,8 @@ def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict
         declared = figure_places(page.metadata, page.code)
     except ValueError:  # the build has said so (extensions.ledger)
         declared = {}
-    source = " · ".join(values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
+    device, torch, date = (values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
+    source = f"{device} · torch {torch} · {date}"
     figures = {
         name: {"cell": f.cell, "pattern": f.pattern, "book": values.get(f"recorded:{name}", "?"),
                "source": source}
