@@ -3,16 +3,14 @@
 The hostile receipts are made from a well-formed one of ``speed.md`` at ``HEAD`` (its
 cells hashed from the commit; its printed text test data, labelled so), each broken in
 one way, and imported into a temporary folder: each must be refused in one line, writing
-nothing. The well-formed one is imported, so that each refusal is the break's. The slow
-test (about 4 minutes on 2 cores: the speed chapter run on the CPU, then both editions
-of a copy of the book built from the cache) makes a real receipt here and shows it.
+nothing. The well-formed one is imported, so that each refusal is the break's. A real
+receipt, made here, is shown in a built book by ``test_published.py``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,19 +18,12 @@ from pathlib import Path
 import nbformat
 import pytest
 from tests.support.book import (
-    LANGUAGES,
-    RECORDED_FOLD,
     ROOT,
-    SOURCE_LANGUAGE,
-    build_book,
-    copy_of_the_book,
-    page,
 )
 
-from tensorbook.recording import BOOK, module_hashes, output_digest, shown_outputs
+from tensorbook.recording import module_hashes, output_digest, shown_outputs
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
-    FOLDER,
     cell_keys,
     load_recording,
     recording_from_notebook,
@@ -214,40 +205,3 @@ def test_the_reader_s_program_imports_nothing_of_the_build():
     code = f"import sys, tensorbook.receipt; print([m for m in sys.modules if m.startswith({build_only!r})])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-
-
-@pytest.mark.book
-@pytest.mark.slow
-def test_a_cpu_receipt_of_the_speed_chapter_is_shown_as_contributed(built_book, tmp_path):
-    """Made here by the reader's program from the built notebook, imported, built, shown."""
-    notebook = built_book / "html" / SOURCE_LANGUAGE / "downloads" / f"tensorbook-{PAGE}.ipynb"
-    book = nbformat.read(notebook, as_version=4).metadata[BOOK]
-    assert book["commit"].split("+")[0] == _head()
-    out = tmp_path / "receipt.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "tensorbook.receipt", PAGE, "--notebook", str(notebook),
-         "--out", str(out), "--device", "cpu"],
-        capture_output=True, text=True, check=False, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    for name in book["figures"]:  # the reader's figures beside the book's, one line each
-        assert f"  {name}: " in done.stdout
-    receipt = json.loads(out.read_text(encoding="utf-8"))
-    # a tree with uncommitted changes builds "<sha>+modified"; the cells are still checked
-    receipt["provenance"]["commit"] = receipt["provenance"]["commit"].split("+")[0]
-    out.write_text(json.dumps(receipt), encoding="utf-8")
-    tree = copy_of_the_book(tmp_path)
-    target, _ = import_receipt(out, recorded=tree / "docs" / FOLDER)
-    assert target.parent.name.startswith("contributed-cpu-")
-    site = tmp_path / "build" / "html"
-    shutil.copytree(built_book / ".jupyter_cache", tmp_path / "build" / ".jupyter_cache")
-    words = {"en": "contributed by a reader", "zh_CN": "由读者贡献"}
-    for language in LANGUAGES:
-        result = build_book(site, tree=tree, languages=[language])
-        assert result.returncode == 0, result.output
-        html = page(tmp_path / "build", PAGE, language)
-        contributed = [f for f in RECORDED_FOLD.findall(html) if words[language] in f]
-        assert contributed, f"{language}: no fold labelled {words[language]!r}"
-        assert receipt["provenance"]["model"] in contributed[0]
-        status = page(tmp_path / "build", "status", language)
-        assert f"{words[language]} · {receipt['provenance']['model']}" in status

@@ -36,6 +36,7 @@ from tensorbook_build.execute import Page, read_page
 from tensorbook_build.extensions import hooks, ledger
 from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.ledger import page_figures as figure_places
+from tensorbook_build.notebooks import colab_url
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 from tensorbook_build.upstream import notebook_output_folder
 
@@ -180,6 +181,11 @@ def _add_links(
 ) -> None:
     name = f"{relative_root(pagename)}{FOLDER}/{download_name(pagename)}"
     links = {"notebook": f"{name}.ipynb", "script": f"{name}.py"}
+    config = app.config  # Colab opens the notebook the publishing workflow put on a branch
+    colab = colab_url(
+        config.tensorbook_repository, config.tensorbook_base_url, config.language, pagename
+    )
+    links["colab"] = colab or ""
     context["tensorbook_downloads"] = links if is_chapter(app, pagename) else None
 
 
