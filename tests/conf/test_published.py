@@ -107,6 +107,21 @@ def test_a_cpu_receipt_of_the_speed_chapter_is_shown_as_contributed(published, l
     assert f"{CONTRIBUTED[language]} · {model}" in status
 
 
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_chapter_s_last_cell_says_how_to_send_a_receipt_and_where(published, language):
+    downloads = published.build / "html" / language / "downloads"
+    for chapter in ("speed", "warmup_numpy"):  # device-dependent cells, and none
+        notebook = nbformat.read(downloads / f"tensorbook-{chapter}.ipynb", as_version=4)
+        last = notebook.cells[-1]
+        command = (
+            f"!python -m tensorbook.receipt {chapter} --notebook "
+            f"{SITE}{language}/downloads/tensorbook-{chapter}.ipynb"
+        )
+        sends = last.cell_type == "markdown" and command in last.source
+        assert sends == (chapter == "speed"), last.source
+        assert sends <= (f"<{REPOSITORY}/issues/new>" in last.source)
+
+
 def _show(remote: Path, path: str) -> str | None:
     done = subprocess.run(
         ["git", "-C", str(remote), "show", f"{BRANCH}:{path}"],

@@ -23,6 +23,7 @@ from tensorbook.recording import BOOK
 from tensorbook_build.catalogs import catalog_folders, page_translations
 from tensorbook_build.downloads import (
     COMPARE,
+    DEVICE_DEPENDENT,
     FOLDER,
     comparison_cells,
     download_name,
@@ -88,7 +89,10 @@ def write_downloads(app: Sphinx) -> None:
             app.builder.templates.render("downloads-intro.html", {"title": title, **site}).strip(),
             messages,
             install=install,
-            closing=_closing(cells, docname, page, (words["before"], words["after"])),
+            closing=[
+                *_closing(cells, docname, page, (words["before"], words["after"])),
+                *_receipt_cell(app, docname, page),
+            ],
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
             plain=functools.partial(plain_markdown, values=values, titles=titles, source=_source),
@@ -170,6 +174,20 @@ def _closing(
         logger.error(message, COMPARE, location=docname, type="tensorbook", subtype="downloads")
         return []
     return comparison_cells(page.cells, [device_line, *compared], words)
+
+
+def _receipt_cell(app: Sphinx, docname: str, page: Page) -> list[nbformat.NotebookNode]:
+    """The last cell of a page with device-dependent cells: how to send the book a receipt."""
+    if not any(DEVICE_DEPENDENT in cell.tags for cell in page.cells):
+        return []
+    address = f"{app.config.tensorbook_base_url}{app.config.language}/{FOLDER}"
+    context = {
+        "chapter": docname,
+        "notebook_url": f"{address}/{download_name(docname)}.ipynb",
+        "repository": app.config.tensorbook_repository,
+    }
+    text = app.builder.templates.render("downloads-receipt.html", context).strip()
+    return [nbformat.v4.new_markdown_cell(text)]
 
 
 def _add_links(
