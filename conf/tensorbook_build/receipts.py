@@ -106,6 +106,9 @@ def book_cells(page: str, commit: str, root: Path = LAYOUT.root) -> tuple[dict[i
         msg = f"field page: docs/{page}.md is not in commit {commit[:12]}"
         raise ReceiptRefused(msg)
     book = read_page(text.decode("utf-8"))
+    if not book.code:
+        msg = f"field page: {page}.md runs no code at commit {commit[:12]}: it has no receipt"
+        raise ReceiptRefused(msg)
     archive = _git("archive", "--format=tar", commit, "src/tensorbook", root=root)
     if archive is None:
         msg = f"commit {commit[:12]} has no src/tensorbook"

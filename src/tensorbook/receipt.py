@@ -160,8 +160,8 @@ def _run(client: BlockingKernelClient, code: str) -> list[dict[str, Any]]:
             outputs.clear()
 
 
-def provenance(device: str, commit: str, command: str) -> dict[str, Any]:
-    """Where the receipt ran, in the recording format's fields."""
+def provenance(device: str, book: Mapping[str, str], command: str) -> dict[str, Any]:
+    """Where the receipt ran, in the recording format's fields; the commit is ``book``'s."""
     import numpy as np
     import torch
 
@@ -195,8 +195,8 @@ def provenance(device: str, commit: str, command: str) -> dict[str, Any]:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "threads": 1,
-        "commit": commit,
-        "commit_date": "",
+        "commit": book["commit"],
+        "commit_date": book.get("commit_date", ""),
         "run_date": time.strftime("%Y-%m-%d", time.gmtime()),
         "command": command,
     }
@@ -281,9 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tensorbook.receipt: running {len(cells)} cells of {args.chapter} on {device}")
         outputs = run_cells([code for _, code, _ in cells], device)
         command = f"python -m tensorbook.receipt {args.chapter}"
-        data = receipt_data(
-            args.chapter, cells, outputs, provenance(device, book["commit"], command)
-        )
+        data = receipt_data(args.chapter, cells, outputs, provenance(device, book, command))
     except (ReceiptError, ValueError) as error:
         print(f"tensorbook.receipt: {error}", file=sys.stderr)
         return 2

@@ -120,6 +120,8 @@ def _break(data: dict, how: str) -> dict:
         broken["provenance"]["model"] = "<script>alert(1)</script>"
     elif how == "a path in the page name":
         broken["page"] = "../x"
+    elif how == "a page without code":
+        broken["page"] = "terminology"
     elif how == "a long output":
         cell["outputs"][0]["text"] = "x" * (LIMITS["text"] + 1)
     return broken
@@ -138,6 +140,7 @@ REFUSALS = {  # each break, and what its one line must say
     "script in an SVG": "its picture holds script ('<script'",
     "markup in the provenance": "field provenance.model: markup",
     "a path in the page name": "field page: '../x' is not a chapter's name",
+    "a page without code": "field page: terminology.md runs no code",
     "a long output": "is too long",
 }
 

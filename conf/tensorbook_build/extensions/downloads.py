@@ -122,7 +122,8 @@ def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict
         for name, f in declared.items()
     }  # fmt: skip
     repository = app.config.tensorbook_repository  # where to send a receipt, if configured
-    return {"page": docname, "commit": sha, "version": app.config.release, "figures": figures,
+    date = "" if commit is None else commit.date
+    return {"page": docname, "commit": sha, "commit_date": date, "version": app.config.release, "figures": figures,
             "repository": repository}  # fmt: skip
 
 
