@@ -53,14 +53,19 @@ PREFIX = "contributed-"  # of a contributed recording's kind: never one of the b
 PAGE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 COMMIT = re.compile(r"[0-9a-f]{40}")
 MARKUP = re.compile(
-    r"<\s*/?\s*(?:script|iframe|object|embed|svg|foreignobject|link|meta|style|img|a)\b"
-    r"|<[^>]*\bon[a-z]+\s*=|javascript\s*:",
+    r"</?(?:script|iframe|object|embed|svg|foreignobject|link|meta|style|img|a)\b"
+    r"|<[a-z][^>]*\son[a-z]+\s*=|javascript\s*:",
     re.IGNORECASE,
 )
 """What no text a chapter prints holds: an HTML element that runs or loads something, an
-event handler attribute (``onload=``), a ``javascript:`` address."""
+event handler attribute (``onload=``), a ``javascript:`` address. A browser reads a tag
+only where a name follows ``<`` at once, so ``x < a`` or ``<class 'int'>`` is text.
+
+>>> [bool(MARKUP.search(t)) for t in ("x < a", "one = 1 < 2", "<class 'int'>", "<svg onload=f>")]
+[False, False, False, True]
+"""
 SVG_SCRIPT = re.compile(
-    r"<\s*script|\bon[a-z]+\s*=|javascript\s*:|<\s*foreignobject|href\s*=\s*[\"'](?!#)",
+    r"<script|(?<=\s)on[a-z]+\s*=|javascript\s*:|<foreignobject|href\s*=\s*[\"'](?!#)",
     re.IGNORECASE,
 )
 """What no picture the book draws holds: script, a handler, a link out."""
