@@ -16,6 +16,9 @@ from tensorbook.device import DeviceUnavailableError, choose_device, resolve_dev
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook.seeding import seed_everything
 
+# a download's first cell, kept as a file (tensorbook_build.reader): importing it installs
+collect_ignore = ["conf/tensorbook_build/reader/install_cell.py"]
+
 
 def pytest_addoption(parser):
     # here, at the root, so that pytest knows both options before it collects anything

@@ -1,9 +1,9 @@
-"""How the book is built: ``sphinx-build -c conf docs <out>`` (``python -m tensorbook_build``,
-which ``nox -s docs`` runs, does it for every edition).
+"""How each edition renders: ``sphinx-build -c conf docs <out>``, run by ``python -m
+tensorbook_build`` (what ``nox -s docs`` runs) once the pages have executed.
 
 This file sets what every edition shares. The command line chooses the edition
-(``-D language``) and what its pages execute with (``-D tensorbook_spec``, which the
-driver resolves, else ``-D tensorbook_device``), which Sphinx applies after this file has
+(``-D language``) and what its pages executed with (``-D tensorbook_spec``, which the
+driver resolves), which Sphinx applies after this file has
 run; ``tensorbook_build.extensions.configuration.derived`` then derives, in one place,
 every value that depends on them: ``tensorbook_spec``; ``html_baseurl``, ``ogp_site_url``
 and the ``og:locale`` tag in ``ogp_custom_meta_tags`` (from ``tensorbook_base_url``);
@@ -15,7 +15,14 @@ copybutton's folder in ``html_static_path``; and ``latex_elements``' preamble.
 import importlib.metadata
 from pathlib import Path
 
-from tensorbook_build.settings import EXTENSIONS, PROJECT, SOURCE_LANGUAGE, THEME, site_base_url
+from tensorbook_build.settings import (
+    EXTENSIONS,
+    NOT_PAGES,
+    PROJECT,
+    SOURCE_LANGUAGE,
+    THEME,
+    site_base_url,
+)
 
 # -- The book -----------------------------------------------------------------------------
 project = PROJECT
@@ -34,13 +41,7 @@ gettext_location = True  # translators see where each message comes from
 # the build driver imports before it forks the editions)
 extensions = list(EXTENSIONS)
 
-exclude_patterns = [
-    "_build",
-    "jupyter_execute",
-    ".jupyter_cache",
-    "**.ipynb_checkpoints",
-    "locales",
-]
+exclude_patterns = list(NOT_PAGES)
 # absolute: the gettext builder would read a relative path from docs/, not from here
 templates_path = [str(Path(__file__).resolve().parent / "_templates")]
 html_static_path = ["_static"]
@@ -53,20 +54,12 @@ html_css_files = [("tensorbook.css", {"priority": 800})]
 # -- Strictness (with -W -n from the command line) ----------------------------------------
 nitpicky = True
 
-# -- Execution (the device: -D tensorbook_device, or the driver's spec) -------------------
+# -- Execution: done before Sphinx starts (tensorbook_build.stage); read from the cache ----
 nb_execution_mode = "cache"
-# A failed cell is a warning that names the file holding its traceback; the build goes
-# on, and tensorbook_build.extensions.outputs adds the page, cell and line (-W fails it).
-nb_execution_raise_on_error = False
-nb_execution_show_tb = False
-# Per cell, in seconds. The slowest cell takes under a second on two CPU cores: two
-# minutes only catches a kernel that hangs, leaving a loaded CI machine room to be slow.
-nb_execution_timeout = 120
 # A page prints to stderr only when something unplanned happened (a deprecation, a
 # fallback); under -W that fails the build instead of publishing the noise.
 nb_output_stderr = "warn"
 nb_merge_streams = True
-nb_kernel_rgx_aliases = {"python3.*": "python3"}
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tensorbook.problem import Sizes, make_problem
-from tensorbook_build.build import EditionBuild, build_site
+from tensorbook_build.build import EXECUTE, Step, build_site
 from tests.support import schedule
 from tests.support.book import CUDA_MISSING, LANGUAGES
 
@@ -72,15 +72,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
 
 @pytest.fixture(scope="session")
-def book_builds(request, tmp_path_factory) -> tuple[Path, dict[str, EditionBuild]]:
+def book_builds(request, tmp_path_factory) -> tuple[Path, dict[str, Step]]:
     """The whole book, every edition, built once per session from a cold cache exactly
     as ``nox -s docs`` builds it; the build folder, and each edition's build."""
     root = tmp_path_factory.mktemp("book")
     results = build_site(root / "html", device=request.config.getoption("--device"), capture=True)
     for result in results:
-        assert result.returncode == 0, f"the {result.language} edition failed:\n{result.output}"
-    assert [r.language for r in results] == list(LANGUAGES)
-    return root, {r.language: r for r in results}
+        assert result.returncode == 0, f"{result.failure}:\n{result.output}"
+    assert [r.name for r in results] == [EXECUTE, *LANGUAGES]
+    return root, {r.name: r for r in results}
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,10 @@
 
 import sys
 
-from tensorbook_build.build import main
+try:
+    from tensorbook_build.build import main
+except KeyboardInterrupt:  # a Ctrl-C while the driver imports has started nothing
+    print("tensorbook_build: interrupted; no process of this build is left", file=sys.stderr)  # noqa: T201 - build.INTERRUPTED, not imported yet
+    sys.exit(130)
 
 sys.exit(main())

@@ -1,8 +1,9 @@
 """The build driver: ``python -m tensorbook_build`` (what ``nox -s docs`` runs).
 
-It runs Sphinx once per edition: the source edition executes the pages, and the
-translations, side by side, read every output from the shared cache. An edition whose
-inputs did not change since its last build (:func:`edition_fingerprint`) is not built.
+Execute, then render: the execute stage (:mod:`tensorbook_build.stage`) runs every page
+whose outputs are not cached; then every edition's Sphinx, side by side, reads them from
+the shared cache. An edition whose inputs did not change since its last build
+(:func:`edition_fingerprint`) is not built, and where none is, nothing executes.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def sphinx_command(
 ) -> list[str]:
     """The sphinx-build command line of one edition, into ``site/<language>``.
 
-    ``spec`` is what its pages execute with, resolved by the driver; without one, Sphinx
-    resolves it as a plain ``sphinx-build`` does (from ``-D tensorbook_device`` in
-    ``extra``). Another ``builder`` (``latex``) writes into ``<build>/<builder>/<language>``.
+    ``spec`` is what its pages executed with, resolved by the driver (without one, the
+    edition stops, saying so). Another ``builder`` (``latex``) writes into
+    ``<build>/<builder>/<language>``.
     """
     work = site.parent
     out = site / language if builder == "html" else work / builder / language
@@ -85,10 +86,12 @@ def gettext_command(
     Unexecuted cells have no lexer and glued figures no value: no matter, for neither is
     extracted.
     """
+    spec = resolve_spec("cpu", given_by="the messages' extraction", src=conf.parent / "src")
     command = _sphinx(
         "gettext",
         conf,
         pot_dir.parent / "doctrees" / "gettext",
+        tensorbook_spec=spec.to_json(),
         nb_execution_mode="off",
         suppress_warnings="myst-nb.lexer,mystnb.glue_ref",
     )
@@ -105,6 +108,19 @@ def catalog_update_command(pot_dir: Path, locale_dir: Path, language: str) -> li
     update = ["-m", "sphinx_intl", "update", "--no-obsolete", "--line-width", "0"]
     where = ["--pot-dir", str(pot_dir), "--locale-dir", str(locale_dir)]
     return [sys.executable, *update, *where, "--language", language]
+
+
+INTERRUPTED = "tensorbook_build: interrupted; no process of this build is left"
+"""What the driver says on Ctrl-C, whenever it comes."""
+
+EXECUTE = "execute"
+"""The execute stage's name among a build's steps."""
+
+
+def stage_command(spec: BuildSpec, docs: Path, cache: Path) -> list[str]:
+    """The execute stage's command line: the pages of ``docs`` into the cache at ``cache``."""
+    stage = ["-m", "tensorbook_build.stage", "--spec", spec.to_json()]
+    return [sys.executable, *stage, "--docs", str(docs), "--cache", str(cache)]
 
 
 def executed_pages(cache_dir: Path) -> dict[int, str]:
@@ -215,12 +231,22 @@ def edition_fingerprint(
 
 
 @dataclass(frozen=True)
-class EditionBuild:
-    """How one edition's sphinx-build ended, and what it printed (when captured)."""
+class Step:
+    """How one step of a build ended, and what it printed (when captured).
 
-    language: str
+    A step is the execute stage, or an edition, named by its language.
+    """
+
+    name: str
     returncode: int
     output: str
+
+    @property
+    def failure(self) -> str:
+        """What failed, when it did."""
+        if self.name == EXECUTE:
+            return "the pages failed to execute"
+        return f"the {self.name} edition failed"
 
 
 def build_site(
@@ -233,13 +259,13 @@ def build_site(
     env: Mapping[str, str] | None = None,
     capture: bool = False,
     warm_kernels: bool = True,
-) -> list[EditionBuild]:
-    """Build the editions into ``site/<language>``, then the files around them.
+) -> list[Step]:
+    """Execute the pages, build the editions into ``site/<language>``, then the files around.
 
     ``device`` is resolved once, into the spec every edition and kernel receives (``None``:
     ``$TENSORBOOK_DEVICE``, else ``cpu``); ``warm_kernels=False`` starts each page's kernel
-    afresh. With ``capture``, each edition's output is returned instead of printed. Stops
-    at the first edition that fails, and returns what was built, the failure last.
+    afresh. With ``capture``, each step's output is returned instead of printed. Returns
+    the steps taken (the execute stage first, where one ran), a failed one last.
 
     Raises
     ------
@@ -260,57 +286,56 @@ def build_site(
     spec = resolve_spec(
         device, given_by="--device", src=layout.src, work=site.parent, warm_kernels=warm_kernels
     )
-    translations = [c for c in LANGUAGES if c in wanted and c != SOURCE_LANGUAGE]
-    running: list[_Started] = []
-    with build_lock(site.parent), launch.Readiness() as ready:
+    results: list[Step] = []
+    editions: list[_Edition] = []
+    for code in wanted:
+        command = sphinx_command(
+            site, language=code, spec=spec, docs=layout.docs, conf=layout.conf, extra=extra
+        )
+        fingerprint = edition_fingerprint(command, layout, code, environment)
+        # the pages link the edition's PDF where one was made
+        fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
+        stamp = site.parent / "fingerprints" / code
+        current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
+        if current and not _FORCING.intersection(extra) and (site / code / "index.html").is_file():
+            note = f"tensorbook_build: {code}: nothing changed since its last build\n"
+            if not capture:
+                print(note, end="", flush=True)
+            results.append(Step(code, 0, note))
+        else:
+            editions.append(_Edition(code, command, stamp, fingerprint))
+    if not editions and all((site / name).is_file() for name in site_files()):
+        return results  # nothing built, nothing of theirs changed (the fingerprints say)
+    started: list[launch.Forked | subprocess.Popen[str]] = []
+    with build_lock(site.parent):
         launch.remove_private_folders()  # those of a build killed before it could
-
-        def start(code: str) -> list[EditionBuild]:
-            command = sphinx_command(
-                site, language=code, spec=spec, docs=layout.docs, conf=layout.conf, extra=extra
-            )
-            stamp = site.parent / "fingerprints" / code
-            fingerprint = edition_fingerprint(command, layout, code, environment)
-            # the pages link the edition's PDF where one was made
-            fingerprint += "+pdf" if (site / code / pdf_name(code)).is_file() else ""
-            current = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
-            forced = _FORCING.intersection(extra)
-            if current and not forced and (site / code / "index.html").is_file():
-                note = f"tensorbook_build: {code}: nothing changed since its last build\n"
-                if not capture:
-                    print(note, end="", flush=True)
-                return [EditionBuild(code, 0, note)]
-            stamp.unlink(missing_ok=True)  # until this build has succeeded
-            # a translation runs beside another edition: its output is printed once it ends
-            piped = capture or code != SOURCE_LANGUAGE
-            told = ready if code == SOURCE_LANGUAGE else None
-            process = launch.start(command, environment, capture=piped, ready=told)
-            running.append(_Started(code, process, stamp, fingerprint))
-            return []
-
         try:
-            skipped = start(SOURCE_LANGUAGE) if SOURCE_LANGUAGE in wanted else []
-            source = list(running)
-            if source:
-                launch.prepare(translations)  # for the translations it forks
-            # the translations start once the source edition says every output is cached
-            # (while it writes its pages), or once it has ended
-            ready.wait()
-            if all(s.process.poll() in (None, 0) for s in source):
-                skipped += [build for code in translations for build in start(code)]
-            results = _finish_editions(source, capture=capture)
-            if all(r.returncode == 0 for r in results):
-                results += [*skipped, *_finish_editions(running[len(source) :], capture=capture)]
+            for edition in editions:
+                edition.stamp.unlink(missing_ok=True)  # until this build has succeeded
+            if editions:
+                # the kernels' variables are the stage's own environment, and so theirs
+                kernels = {**environment, **spec.kernel_environment(environment)}
+                command = stage_command(spec, layout.docs, site.parent / ".jupyter_cache")
+                started.append(launch.start(command, kernels, capture=capture))
+                launch.warm_up()  # Sphinx's imports, while the pages execute
+                results.append(_finish(EXECUTE, started[-1], capture=capture))
+                if results[-1].returncode:
+                    return results
+            # the editions render side by side; the source edition prints as it goes
+            for edition in editions:
+                piped = capture or edition.language != wanted[0]
+                started.append(launch.start(edition.command, environment, capture=piped))
+            for edition, process in zip(editions, started[1:], strict=True):
+                step = _finish(edition.language, process, capture=capture)
+                results.append(step)
+                edition.record(step)
         finally:
-            for started in running:  # each with its process group: the failure may be any
-                launch.kill(started.process)
-            launch.remove_private_folders({started.process.pid for started in running})
+            for process in started:  # each with its process group: the failure may be any
+                launch.kill(process)
+            launch.remove_private_folders({process.pid for process in started})
         failed = [r for r in results if r.returncode != 0]
         if failed:
             return [r for r in results if r.returncode == 0] + failed[:1]
-        # nothing built, nothing of theirs changed (the fingerprints cover their inputs)
-        if not running and all((site / name).is_file() for name in site_files()):
-            return results
         write_site_files(
             site,
             site_base_url(environment),
@@ -320,38 +345,37 @@ def build_site(
     return results
 
 
-@dataclass
-class _Started:
-    """An edition's Sphinx, started, and the fingerprint to record once it succeeds."""
-
-    language: str
-    process: launch.Forked | subprocess.Popen[str]
-    stamp: Path
-    fingerprint: str
-
-
 ENVIRONMENT = "environment.pickle"
 """Sphinx's record of the pages it has read, in an edition's doctrees: removed when the
 edition fails, so that the next build reads again the pages that made it fail (a warning
 that stopped a build would otherwise not be seen again)."""
 
 
-def _finish_editions(started: Sequence[_Started], *, capture: bool) -> list[EditionBuild]:
-    """Wait for each started edition; record the fingerprint of each that succeeded."""
-    results = []
-    for edition in started:
-        printed, _ = edition.process.communicate()
-        if printed is not None and not capture:
-            print(printed, end="", flush=True)
-        results.append(EditionBuild(edition.language, edition.process.wait(), printed or ""))
-        if edition.process.returncode == 0:
-            edition.stamp.parent.mkdir(parents=True, exist_ok=True)
-            edition.stamp.write_text(edition.fingerprint, encoding="utf-8")
+@dataclass
+class _Edition:
+    """An edition to build: its command, and the fingerprint to record once it succeeds."""
+
+    language: str
+    command: list[str]
+    stamp: Path
+    fingerprint: str
+
+    def record(self, step: Step) -> None:
+        """Record the fingerprint of a success; forget the pages Sphinx read in a failure."""
+        if step.returncode == 0:
+            self.stamp.parent.mkdir(parents=True, exist_ok=True)
+            self.stamp.write_text(self.fingerprint, encoding="utf-8")
         else:  # Sphinx kept the pages it read, and would not read again those that failed
-            (edition.stamp.parent.parent / "doctrees" / edition.language / ENVIRONMENT).unlink(
-                missing_ok=True
-            )
-    return results
+            doctrees = self.stamp.parent.parent / "doctrees" / self.language
+            (doctrees / ENVIRONMENT).unlink(missing_ok=True)
+
+
+def _finish(name: str, process: launch.Forked | subprocess.Popen[str], *, capture: bool) -> Step:
+    """Wait for a started step; what it printed, once it has ended, if it was captured."""
+    printed, _ = process.communicate()
+    if printed is not None and not capture:
+        print(printed, end="", flush=True)
+    return Step(name, process.wait(), printed or "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -377,14 +401,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             warm_kernels=not args.fresh_kernels,
         )
     except KeyboardInterrupt:  # every process of the build has been stopped
-        print("tensorbook_build: interrupted; no process of this build is left", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
     except (ValueError, DeviceUnavailableError, BuildBusyError) as error:
         print(f"tensorbook_build: {error}", file=sys.stderr)
         return 3 if isinstance(error, BuildBusyError) else 2
     failed = [r for r in results if r.returncode != 0]
     if failed:
-        print(f"tensorbook_build: the {failed[0].language} edition failed", file=sys.stderr)
+        print(f"tensorbook_build: {failed[0].failure}", file=sys.stderr)
         return failed[0].returncode
-    print(f"tensorbook_build: {', '.join(r.language for r in results)} built into {args.site}")
+    built = ", ".join(r.name for r in results if r.name != EXECUTE)
+    print(f"tensorbook_build: {built} built into {args.site}")
     return 0

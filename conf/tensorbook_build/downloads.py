@@ -8,9 +8,11 @@ package the code imports.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import jupytext
@@ -45,7 +47,7 @@ def is_build_check(cell: Cell) -> bool:
 
 
 def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
-    r"""A build check as a verdict for the reader's machine: it prints, and never raises.
+    r"""A build check as a verdict for the reader's machine (:func:`tensorbook.verdict.verdict`).
 
     ``book`` is what the book's build printed just before the check (its figures);
     ``words`` are the edition's sentences: ``measured``, ``holds`` and ``fails``. A
@@ -54,12 +56,17 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
 
     >>> print(verdict_code("assert 1 < 2\nf(1)", "", {"measured": "m", "holds": "h", "fails": "f"}))
     # In the book, ...
+    from tensorbook.verdict import verdict
+    <BLANKLINE>
     shown_value = None
-    try:
+    with verdict(
+        "",
+        measured="m",
+        holds="h",
+        fails="f",
+    ):
         assert 1 < 2
         shown_value = f(1)
-    except AssertionError as error:
-    ...
     shown_value
     """
     tree = ast.parse(source)
@@ -74,119 +81,60 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
         at = last.lineno - 1
         lines[at] = lines[at][: last.col_offset] + "shown_value = " + lines[at][last.col_offset :]
         source = "\n".join(lines)
-    body = textwrap.indent(source, "    ")
     shown = ("shown_value = None\n", "\nshown_value") if ends_with_value else ("", "")
+    told = "".join(
+        f"    {word}={_literal(words[word])},\n" for word in ("measured", "holds", "fails")
+    )
     return f"""\
 # In the book, this cell is the build's own check of what the page says. Here it
 # is a verdict for this machine: it says whether the claim holds, and never stops.
-print({words["measured"]!r})
-print({book!r})
-{shown[0]}try:
-{body}
-except AssertionError as error:
-    print({words["fails"]!r})
-    print(str(error) or "(the check gave no figures)")
-else:
-    print({words["holds"]!r}){shown[1]}"""
+from tensorbook.verdict import verdict
+
+{shown[0]}with verdict(
+    {_literal(book)},
+{told}):
+{textwrap.indent(source, "    ")}{shown[1]}"""
 
 
-WHEEL_KB_AT_MOST = 120
-"""The most the reader's wheel may weigh, in kB, as a download's first cell says
-(``tests/book/test_downloads.py`` weighs the wheel the site serves): 102 kB with the
-receipt (tensorbook.receipt, tensorbook.recording), 2026-11-28."""
-TORCH_MINIMUM = (2, 11)
-"""The oldest torch the package supports (its ``torch>=2.11``)."""
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-# What a torch download weighs, as a first cell tells the reader before it installs one:
-# torch 2.13.0 for CPython 3.11 on Linux x86-64 from PyTorch's CPU index is a 192 MB
-# wheel; PyPI's build of it depends on NVIDIA's CUDA 13 libraries, about 3 GB more to
-# download, and a fresh environment with it took 5.6 GB (issue 34). Figures for a
-# reader's machine, which differs: "about".
-CPU_TORCH_SIZE = "about 200 MB"
-CUDA_TORCH_SIZE = "about 3 GB, over 5 GB once installed"
+def _literal(text: str) -> str:
+    """``text`` as a Python string in double quotes, as ruff formats code (JSON's is one)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
-def install_code(wheel_url: str, version: str) -> str:
-    """The first code cell of a download: torch and tensorbook ``version``, where missing.
+INSTALL_CELL = Path(__file__).with_name("reader") / "install_cell.py"
+"""A download's first code cell: it installs torch and tensorbook where they are missing."""
 
-    tensorbook is the wheel at ``wheel_url``; the cell's comments say which torch it installs.
+
+def install_code(values: Mapping[str, str], cell: Path = INSTALL_CELL) -> str:
+    """The install cell, each top-level ``NAME = ...`` that ``values`` names set to its value.
+
+    The build gives it ``TENSORBOOK_VERSION`` and ``TENSORBOOK_WHEEL`` (the wheel's
+    address on the book's site).
+
+    >>> code = install_code({"TENSORBOOK_VERSION": "9.9.9"})
+    >>> [line for line in code.splitlines() if line.startswith("TENSORBOOK_VERSION")]
+    ['TENSORBOOK_VERSION = "9.9.9"']
+    >>> install_code({"WANTED": "9.9.9"})
+    Traceback (most recent call last):
+    ValueError: .../install_cell.py assigns no WANTED at its top level: ...
     """
-    minimum = ".".join(map(str, TORCH_MINIMUM))
-    return textwrap.dedent(
-        f"""\
-        # This chapter needs torch {minimum} or newer and tensorbook {version}, the package that
-        # made the book's pages. This cell installs whichever is missing, and nothing else.
-        # Where torch is missing, TORCH_BUILD says which build to install:
-        # "cpu": the CPU-only build ({CPU_TORCH_SIZE});
-        # "cuda": PyPI's default build, which on Linux brings NVIDIA's CUDA libraries
-        #         ({CUDA_TORCH_SIZE});
-        # "auto": "cuda" where an NVIDIA GPU is found, else "cpu".
-        TORCH_BUILD = "auto"
-
-        import importlib
-        import importlib.metadata
-        import os
-        import shutil
-        import subprocess
-        import sys
-
-        WANTED = "{version}"
-
-
-        def installed(name):
-            try:
-                return importlib.metadata.version(name)
-            except importlib.metadata.PackageNotFoundError:
-                return None
-
-
-        def recent_enough(version):
-            numbers = version.split("+")[0].split(".")[:2]
-            major_minor = tuple(int("".join(c for c in n if c.isdigit()) or 0) for n in numbers)
-            return major_minor >= {TORCH_MINIMUM!r}
-
-
-        def pip_install(*arguments):
-            subprocess.check_call([sys.executable, "-m", "pip", "install", *arguments])
-            importlib.invalidate_caches()
-
-
-        TORCH = installed("torch")
-        if TORCH is not None and recent_enough(TORCH):
-            print(f"torch {{TORCH}} is installed: this cell installs no torch.")
-        else:
-            nvidia = shutil.which("nvidia-smi") is not None or os.path.exists("/proc/driver/nvidia")
-            build = TORCH_BUILD if TORCH_BUILD != "auto" else "cuda" if nvidia else "cpu"
-            found = "An NVIDIA GPU was found" if nvidia else "No NVIDIA GPU was found"
-            index = []
-            if build == "cpu" and sys.platform.startswith("linux"):
-                print(f"{{found}}: installing torch's CPU-only build from PyTorch's CPU index,\\n"
-                      "{CPU_TORCH_SIZE} to download. For PyPI's build with CUDA instead\\n"
-                      "({CUDA_TORCH_SIZE}), set TORCH_BUILD = 'cuda' and run this cell again.")
-                index = ["--index-url", "{CPU_INDEX}"]
-            elif sys.platform.startswith("linux"):
-                print(f"{{found}}: installing PyPI's torch, with NVIDIA's CUDA libraries,\\n"
-                      "{CUDA_TORCH_SIZE}. For the CPU-only build instead\\n"
-                      "({CPU_TORCH_SIZE}), set TORCH_BUILD = 'cpu' and run this cell again.")
-            else:
-                print(f"Installing PyPI's torch, whose build for {{sys.platform}} has no CUDA libraries.")
-            pip_install("torch>={minimum}", *index)
-
-        if installed("tensorbook") != WANTED:
-            print(f"Installing tensorbook {{WANTED}} (under {WHEEL_KB_AT_MOST} kB) from the book's site,\\n"
-                  "with NumPy and Matplotlib where they are missing.")
-            pip_install("{wheel_url}")
-        else:
-            print(f"tensorbook {{WANTED}} is installed: this cell installs nothing more.")
-
-        import tensorbook
-
-        if tensorbook.__version__ != WANTED:
-            raise RuntimeError(
-                f"this chapter was made with tensorbook {{WANTED}}, and Python imports "
-                f"{{tensorbook.__version__}}: restart the kernel and run this cell again"
-            )"""
-    )
+    source = cell.read_text(encoding="utf-8")
+    lines = source.splitlines(keepends=True)
+    left = dict(values)
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        name, value = node.targets[0], node.value
+        one_line = node.end_lineno == node.lineno and value.end_col_offset is not None
+        if not isinstance(name, ast.Name) or name.id not in left or not one_line:
+            continue
+        line = lines[node.lineno - 1]
+        new = _literal(left.pop(name.id))
+        lines[node.lineno - 1] = line[: value.col_offset] + new + line[value.end_col_offset :]
+    if left:
+        msg = f"{cell} assigns no {', '.join(left)} at its top level: assign each on one line"
+        raise ValueError(msg)
+    return "".join(lines).rstrip("\n")
 
 
 def comparison_cells(
@@ -403,34 +351,11 @@ SHOW = "show"
 """What a script calls with a cell's last expression, which a notebook would display."""
 SHOW_CODE = f"""\
 # A notebook displays the value of a cell's last expression; this script hands it to
-# {SHOW}() instead (and display() is {SHOW}() too). A picture or a figure is saved as a
-# file beside the script, whose name is printed; any other value is printed.
-import itertools
-from pathlib import Path
+# {SHOW}() (and display() is {SHOW}() too), which saves a picture or a figure as a file
+# beside the script, printing its name, and prints any other value.
+from tensorbook.script import ScriptDisplay
 
-SCRIPT = Path(__file__).resolve()
-FIGURES = itertools.count(1)
-
-
-def {SHOW}(*values):
-    for value in values:
-        if value is None:
-            continue
-        if not hasattr(value, "_repr_svg_") and not hasattr(value, "savefig"):
-            print(value if hasattr(value, "_repr_pretty_") else repr(value))
-            continue
-        name = SCRIPT.with_name(f"{{SCRIPT.stem}}-figure-{{next(FIGURES)}}")
-        if hasattr(value, "_repr_svg_"):  # a picture of tensorbook.draw
-            name = name.with_suffix(".svg")
-            name.write_text(value._repr_svg_(), encoding="utf-8")
-        else:  # a Matplotlib figure
-            name = name.with_suffix(".png")
-            value.savefig(name, bbox_inches="tight")
-        title = getattr(value, "title", "")
-        print(f"[figure saved as {{name.name}}{{': ' + title if isinstance(title, str) and title else ''}}]")
-
-
-display = {SHOW}"""
+{SHOW} = display = ScriptDisplay(__file__)"""
 
 
 def shown(source: str) -> str:

@@ -11,11 +11,12 @@ import contextlib
 import hashlib
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from myst_nb.core.read import read_myst_markdown_notebook  # documented: MyST-NB's Python API
+from nbformat import NotebookNode
 
 HIDDEN = "remove-cell"
 """MyST-NB's tag of a cell that the page runs and does not show."""
@@ -87,6 +88,12 @@ class Page:
         return {cell.index: cell.source for cell in self.cells if cell.kind == "code"}
 
 
+def read_notebook(text: str) -> NotebookNode:
+    """A page's text as the notebook MyST-NB makes of it, a new one at each call."""
+    return read_myst_markdown_notebook(text, add_source_map=True)
+
+
+@lru_cache(maxsize=64)  # a page is read by several adapters; the result is not changed
 def read_page(text: str) -> Page:
     r"""A page's text as MyST-NB reads it to execute it, for every part of the build.
 
@@ -94,7 +101,7 @@ def read_page(text: str) -> Page:
     >>> [(c.index, c.kind, c.source, c.tags, c.line) for c in page.cells]
     [(0, 'markdown', '# A', [], 1), (1, 'code', '1 + 1', ['hide-input'], 6)]
     """
-    notebook = read_myst_markdown_notebook(text, add_source_map=True)
+    notebook = read_notebook(text)
     starts, lines, cells = notebook.metadata.pop("source_map"), text.splitlines(), []
     for index, (c, start) in enumerate(zip(notebook.cells, starts, strict=True)):
         body = c.source.strip("\n").split("\n")  # found in the page from where it starts
@@ -112,14 +119,21 @@ def _parse_cell(code: str) -> ast.AST | None:
     return None
 
 
+@cache  # the ledger asks for every prefix of a page's cells: each cell is parsed once
+def _cell_imports(code: str, src_dir: Path) -> frozenset[str]:
+    """The package's modules that one cell's ``code`` imports itself."""
+    tree = _parse_cell(code)
+    return (
+        frozenset()
+        if tree is None
+        else frozenset(_imported_modules(tree, _module_dependencies(src_dir)))
+    )
+
+
 def page_dependencies(code: Iterable[str], src_dir: Path) -> list[str]:
     """Every package module that the cells' ``code`` imports, directly or not, sorted."""
     graph = _module_dependencies(src_dir)  # each module's, its parent packages included
-    pending = set()
-    for code_cell in code:
-        tree = _parse_cell(code_cell)
-        if tree is not None:
-            pending |= _imported_modules(tree, graph)
+    pending = set().union(*(_cell_imports(code_cell, src_dir) for code_cell in code))
     closure: set[str] = set()
     while pending:
         name = pending.pop()
@@ -153,3 +167,13 @@ def context_cell(context: str, hashes: dict[str, str]) -> str:
     ]
     body = "\n".join(lines)
     return f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n"
+
+
+def keyed_source(text: str, context: str, src_dir: Path) -> tuple[str, list[Path]]:
+    """A page's text as it executes: with :func:`context_cell`; and the modules' files.
+
+    The execute stage runs this text, and Sphinx reads it (``source-read``), so that
+    MyST-NB finds the stage's outputs under the same key.
+    """
+    hashes = page_hashes(read_page(text).code.values(), src_dir)
+    return text + context_cell(context, dict(hashes.values())), list(hashes)

@@ -1,9 +1,9 @@
 """Warm kernels: one process imports what the pages import, then forks a kernel per page.
 
 The server never touches CUDA (a child that needs a GPU initialises it). It dies with
-the process that started it (the source edition's Sphinx), and each kernel with the
-server, so a killed build leaves nothing. It runs in a process group of its own: a
-terminal's Ctrl-C reaches the driver alone, which stops the edition, and so the server.
+the process that started it (the execute stage), and each kernel with the server, so a
+killed build leaves nothing. It runs in a process group of its own: a terminal's Ctrl-C
+reaches the driver alone, which stops the stage, and so the server.
 """
 
 from __future__ import annotations
@@ -24,21 +24,25 @@ from typing import Any
 
 from tensorbook_build.launch import die_with_parent, private_folder, run_child
 
-FORKSERVER_VARIABLE = "TENSORBOOK_FORKSERVER"
-"""The fork server's socket, where the build runs one; fresh kernels where it does not."""
-
 _PRELOADED = ("numpy", "torch", "matplotlib", "matplotlib.figure", "ipykernel.kernelapp")
 
 
-def _detach(server: int, cwd: str) -> None:
+def _detach(server: int, cwd: str, log: str) -> None:
     """In a kernel: its own process group (which jupyter_client signals), folder and stdin.
 
     It dies with ``server``: even in a cell that never lets ipykernel see its parent go.
+    Its own output goes to ``log`` (when given): what a page prints comes over its
+    channels, and a kernel stopped mid-message must not print a traceback into the build's.
     """
     die_with_parent(server)
     os.setsid()
     os.chdir(cwd)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    if log:
+        output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.close(output)
 
 
 def serve(listening: int, parent: int) -> None:
@@ -77,7 +81,7 @@ def serve(listening: int, parent: int) -> None:
                     "ipykernel_launcher",
                     arguments,
                     task["env"],
-                    partial(_detach, server, task["cwd"]),
+                    partial(_detach, server, task["cwd"], task.get("log", "")),
                 )
             try:
                 connection.sendall(f"{child}\n".encode())
@@ -90,8 +94,9 @@ def serve(listening: int, parent: int) -> None:
 def running(cwd: Path, environment: Mapping[str, str]) -> Iterator[Path]:
     """Run a server from ``cwd`` with ``environment``; yield its socket; stop it after.
 
-    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and the spec's
-    :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`): children start as fresh ones.
+    ``cwd`` and ``environment`` are the kernels' (the pages' folder, and the stage's
+    environment, the spec's :meth:`~tensorbook_build.spec.BuildSpec.kernel_environment`
+    over the driver's): children start as fresh ones.
     """
     folder = private_folder()
     socket_path = folder / "socket"

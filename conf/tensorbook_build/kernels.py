@@ -1,9 +1,12 @@
-"""The pages' ``python3`` kernel spec, whose provisioner forks each kernel warm, on IPC."""
+"""The pages' kernels: a kernel manager whose ``python3`` spec forks each kernel warm, on IPC.
+
+The execute stage gives nbclient :func:`kernel_manager`'s class, bound to the stage's fork
+server and the page's log: the spec lives here, not in a ``kernel.json`` on a search path.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import shutil
@@ -12,11 +15,14 @@ import time
 import uuid
 from pathlib import Path
 from queue import Empty
-from typing import Any
+from typing import Any, ClassVar
 
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
 
-from tensorbook_build.forkserver import FORKSERVER_VARIABLE, request
+from tensorbook_build.forkserver import request
 from tensorbook_build.launch import private_folder
 from tensorbook_build.upstream import LocalProvisioner, adopt_kernel_info
 
@@ -123,13 +129,25 @@ class WarmProvisioner(LocalProvisioner):
         return await super().pre_launch(**kwargs)
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:  # noqa: ANN401
-        """Fork the kernel from the build's server, or start it afresh without one."""
-        server = os.environ.get(FORKSERVER_VARIABLE)
+        """Fork the kernel from the stage's server, or start it afresh without one.
+
+        Either way its own output (ipykernel's log, a warning from C) goes to the page's
+        log, not the build's terminal: a page's outputs come over its channels.
+        """
+        manager = self.parent
+        server = getattr(manager, "fork_server", "")
+        log = getattr(manager, "kernel_log", "")
         if not server:
+            if log:
+                output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                try:  # the child keeps its own copy
+                    return await super().launch_kernel(cmd, **kwargs, stdout=output, stderr=output)
+                finally:
+                    os.close(output)
             return await super().launch_kernel(cmd, **kwargs)
         cwd = str(kwargs.get("cwd") or Path.cwd())
         env = dict(kwargs.get("env") or os.environ)
-        task = {"connection_file": cmd[cmd.index("-f") + 1], "env": env, "cwd": cwd}
+        task = {"connection_file": cmd[cmd.index("-f") + 1], "env": env, "cwd": cwd, "log": log}
         pid = int(request(Path(server), task))
         self.process = ForkedKernel(pid)  # type: ignore[assignment]
         self.pid = self.pgid = pid  # the child made its own process group
@@ -143,19 +161,43 @@ class WarmProvisioner(LocalProvisioner):
             shutil.rmtree(self.sockets, ignore_errors=True)
 
 
-def write_kernel_spec(folder: Path) -> Path:
-    """Write the ``python3`` kernel spec under ``folder``, the entry for ``JUPYTER_PATH``."""
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-        # the provisioner's entry-point name (conf/pyproject.toml)
-        "metadata": {
-            "debugger": False,
-            "kernel_provisioner": {"provisioner_name": "tensorbook-warm"},
-        },
-    }
-    target = folder / "kernels" / "python3"  # the kernel the pages name
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
-    return folder
+KERNEL = "python3"
+"""The kernel every page names in its front matter."""
+
+KERNEL_SPEC = {
+    "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+    "display_name": "Python 3 (ipykernel)",
+    "language": "python",
+    # the provisioner's entry-point name (conf/pyproject.toml)
+    "metadata": {"debugger": False, "kernel_provisioner": {"provisioner_name": "tensorbook-warm"}},
+}
+
+
+class BookKernelSpecs(KernelSpecManager):
+    """The one kernel spec the pages use, :data:`KERNEL_SPEC`, found on no search path."""
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        """The book's spec for :data:`KERNEL`; ``NoSuchKernel`` for any other name."""
+        if kernel_name != KERNEL:
+            raise NoSuchKernel(kernel_name)
+        return KernelSpec(resource_dir="", **KERNEL_SPEC)
+
+
+class WarmKernelManager(AsyncKernelManager):
+    """nbclient's kernel manager with the book's spec; :func:`kernel_manager` binds it."""
+
+    fork_server: ClassVar[str] = ""  # the server's socket; empty: each kernel afresh
+    kernel_log: ClassVar[str] = ""  # the file the kernel's own output goes to; empty: inherited
+
+    @default("kernel_spec_manager")
+    def _book_kernel_specs(self) -> KernelSpecManager:
+        return BookKernelSpecs(parent=self)
+
+
+def kernel_manager(fork_server: Path | None, log: Path | None) -> type[WarmKernelManager]:
+    """A kernel manager class whose kernels fork from ``fork_server`` and write to ``log``.
+
+    A class, because nbclient makes the manager itself (its ``kernel_manager_class``).
+    """
+    bound = {"fork_server": str(fork_server or ""), "kernel_log": str(log or "")}
+    return type(WarmKernelManager.__name__, (WarmKernelManager,), bound)

@@ -1,7 +1,8 @@
-"""How the build driver starts each edition's Sphinx: forked warm, or as a new process.
+"""How the build driver starts its steps, the execute stage and each edition's Sphinx.
 
-The driver imports Sphinx, the extensions and the theme once, and forks each edition
-from itself; forking is safe only in a process that runs no other thread.
+Each is ``python -m <module> …``, forked warm where it can be, else a new process: the
+driver imports Sphinx, the extensions and the theme once, and forks each step from
+itself; forking is safe only in a process that runs no other thread.
 
 Nothing an edition starts outlives the build. Each edition leads a process group of its
 own, which the driver kills whole (Sphinx's ``-j`` workers with it: killed alone, the
@@ -27,13 +28,11 @@ import tempfile
 import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import IO, NoReturn, Self
+from typing import IO, NoReturn
 
 from tensorbook_build.settings import EXTENSIONS, THEME
 
 _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
-READY_VARIABLE = "TENSORBOOK_OUTPUTS_READY"
-"""The descriptor on which the source edition tells the driver every output is cached."""
 _PR_SET_PDEATHSIG = 1
 _PRIVATE = "tb-"  # and the process group's number: tb-<group>-<random>
 _forking = os.getpid()  # the process that forked this one, set just before each fork
@@ -93,8 +92,8 @@ def _threads() -> int:
 
 
 def can_fork(command: Sequence[str]) -> bool:
-    """Whether ``command`` (this interpreter's ``-m sphinx …``) can be forked from here."""
-    return tuple(command[:3]) == (sys.executable, "-m", "sphinx") and _threads() == 1
+    """Whether ``command`` (this interpreter's ``-m module …``) can be forked from here."""
+    return tuple(command[:2]) == (sys.executable, "-m") and len(command) > 2 and _threads() == 1
 
 
 def warm_up() -> None:
@@ -102,12 +101,6 @@ def warm_up() -> None:
     for module in (*_ALWAYS, *EXTENSIONS, THEME):
         with contextlib.suppress(ImportError):  # the child reports it, as Sphinx would
             importlib.import_module(module)
-
-
-def prepare(languages: Sequence[str]) -> None:
-    """Load, while the source edition builds, what the editions in ``languages`` need."""
-    if languages and _threads() == 1:
-        warm_up()
 
 
 def run_child(
@@ -127,6 +120,9 @@ def run_child(
         os.environ.clear()
         os.environ.update(wanted)
         sys.argv = [module, *arguments]  # runpy names the module's file first, as -m does
+        loaded = sys.modules.get(module)
+        if loaded is not None and callable(entry := getattr(loaded, "main", None)):
+            raise SystemExit(entry(list(arguments)))  # imported already: run anew, runpy warns
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as end:
         code = end.code if isinstance(end.code, int) else int(end.code is not None)
@@ -140,7 +136,7 @@ def run_child(
 
 
 class Forked:
-    """``python -m sphinx ARGS``, forked: as much a ``Popen`` as the driver uses."""
+    """``python -m module ARGS``, forked: as much a ``Popen`` as the driver uses."""
 
     def __init__(
         self, command: Sequence[str], environment: Mapping[str, str], *, capture: bool
@@ -163,7 +159,7 @@ class Forked:
             die_with_parent(parent)
             # Sphinx's workers too, and theirs: Python runs these hooks in each os.fork
             os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
-            run_child("sphinx", command[3:], environment, to_pipe)
+            run_child(command[2], command[3:], environment, to_pipe)
         with contextlib.suppress(OSError):  # set in both, so that it is set before kill
             os.setpgid(self.pid, self.pid)
         self.returncode: int | None = None
@@ -196,45 +192,6 @@ class Forked:
         return printed, None
 
 
-class Readiness:
-    """A message from the source edition to the driver: every page's outputs are cached.
-
-    A pipe: the edition writes one byte (:func:`say_ready`); the driver's read returns
-    then, or once the edition and every process that inherited the pipe have ended.
-    """
-
-    def __init__(self) -> None:
-        self._read, self.write = os.pipe()
-
-    def __enter__(self) -> Self:
-        """The message to wait for."""
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        """Close both ends."""
-        self._close_write()
-        os.close(self._read)
-
-    def _close_write(self) -> None:
-        if self.write >= 0:
-            os.close(self.write)
-            self.write = -1
-
-    def wait(self) -> bool:
-        """Wait for the message (``True``), or for the edition's end without it (``False``)."""
-        self._close_write()  # the edition holds its own copy; the next editions get none
-        return os.read(self._read, 1) == b"1"
-
-
-def say_ready() -> None:
-    """In the source edition: tell the driver, if one waits, that every output is cached."""
-    descriptor = os.environ.pop(READY_VARIABLE, "")
-    if descriptor.isdigit():
-        with contextlib.suppress(OSError):
-            os.write(int(descriptor), b"1")
-            os.close(int(descriptor))
-
-
 def kill(process: Forked | subprocess.Popen[str]) -> None:
     """Kill an edition started by :func:`start`, and every process of its group, and reap it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -243,28 +200,42 @@ def kill(process: Forked | subprocess.Popen[str]) -> None:
 
 
 def start(
-    command: Sequence[str],
-    environment: Mapping[str, str],
-    *,
-    capture: bool,
-    ready: Readiness | None = None,
+    command: Sequence[str], environment: Mapping[str, str], *, capture: bool
 ) -> Forked | subprocess.Popen[str]:
-    """Start an edition's ``command``: forked warm where it can be, else a new process.
+    """Start a step's ``command``: forked warm where it can be, else a new process.
 
-    Either way it leads a new process group, which :func:`kill` ends. The edition given
-    ``ready`` says on it when every output is cached.
+    Either way it leads a new process group, which :func:`kill` ends, and its
+    environment is ``environment``, whole.
     """
-    told = {READY_VARIABLE: str(ready.write)} if ready is not None else {}
     if can_fork(command):
-        warm_up()
-        return Forked(command, {**environment, **told}, capture=capture)
+        if command[2] == "sphinx":  # the stage forks before the driver imports it all
+            warm_up()
+        return Forked(command, environment, capture=capture)
     output = subprocess.PIPE if capture else None
+    # through this module, which has it, and what it forks, die with the driver
+    guarded = [sys.executable, "-m", __name__, str(os.getpid()), *command]
     return subprocess.Popen(
-        command,
-        env={**environment, **told},
-        pass_fds=[ready.write] if ready is not None else [],
+        guarded,
+        env=dict(environment),
         stdout=output,
         stderr=subprocess.STDOUT if output else None,
         text=True,
         process_group=0,
     )
+
+
+def _guarded(parent: int, command: Sequence[str]) -> NoReturn:
+    """Run ``command`` in this process, dying with ``parent``, as a forked step does.
+
+    A Python module runs here, and what it forks dies with it; another program replaces
+    this process (the parent-death signal outlives ``exec``).
+    """
+    die_with_parent(parent)
+    if tuple(command[:2]) == (sys.executable, "-m") and len(command) > 2:
+        os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
+        run_child(command[2], command[3:], dict(os.environ), lambda: None)
+    os.execvp(command[0], list(command))
+
+
+if __name__ == "__main__":  # python -m tensorbook_build.launch PARENT COMMAND...: see start
+    _guarded(int(sys.argv[1]), sys.argv[2:])

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensorbook_build.build import BuildBusyError, build_site, executed_pages, sphinx_command
+from tensorbook_build import launch
+from tensorbook_build.build import BuildBusyError, build_lock, build_site, sphinx_command
 from tensorbook_build.provenance import SOURCES, git, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, pdf_name
 from tensorbook_build.spec import resolve_spec
@@ -74,35 +75,22 @@ def build_pdf(site: Path, language: str) -> Path:
     if not cache.is_dir():
         msg = f"no executed outputs in {cache}: build the site first (nox -s docs)"
         raise PdfError(msg)
-    before = executed_pages(cache)
-    # the site's spec (its device, cpu): its pages' cache keys, so nothing executes again
+    # the site's spec (its device, cpu): its pages' cache keys (a page not in the cache
+    # stops Sphinx, saying so: the PDF executes nothing)
     spec = resolve_spec("cpu", given_by="the PDF's build", work=work, warm_kernels=False)
     command = sphinx_command(site, language=language, spec=spec, builder="latex", extra=["-q"])
     environment = {**os.environ, **_commit_environment()}
-    done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
-    if done.returncode != 0:
-        msg = f"the {language} edition's LaTeX failed:\n{(done.stdout + done.stderr)[-2000:]}"
-        raise PdfError(msg)
-    executed = sorted(set(executed_pages(cache).values()) - set(before.values()))
-    if executed:
-        msg = (
-            f"the PDF build had to execute {', '.join(executed)}: build the site first "
-            "(nox -s docs), whose outputs the PDF takes"
-        )
-        raise PdfError(msg)
     folder = work / "latex" / language
     log = folder / "tensorbook.log"
-    latexmk = ["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error"]
-    made = subprocess.run(
-        [*latexmk, "tensorbook.tex"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=environment,
-    )
+    latexmk = ["latexmk", "-cd", "-xelatex", "-interaction=nonstopmode", "-halt-on-error"]
+    with build_lock(work):  # as a build's steps: the lock, process groups, parent death
+        status, printed = _step(command, environment)
+        if status != 0:
+            msg = f"the {language} edition's LaTeX failed:\n{printed[-2000:]}"
+            raise PdfError(msg)
+        status, _ = _step([*latexmk, str(folder / "tensorbook.tex")], environment)
     text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-    if made.returncode != 0:
+    if status != 0:
         first = next((line for line in text.splitlines() if line.startswith("!")), "")
         msg = f"XeLaTeX failed on the {language} edition: {first or 'see the log'} (log: {log})"
         raise PdfError(msg)
@@ -120,11 +108,21 @@ def build_pdf(site: Path, language: str) -> Path:
     return target
 
 
+def _step(command: Sequence[str], environment: dict[str, str]) -> tuple[int, str]:
+    """Run ``command`` as a build runs a step (:func:`tensorbook_build.launch.start`)."""
+    process = launch.start(command, environment, capture=True)
+    try:
+        printed, _ = process.communicate()
+        return process.wait(), printed or ""
+    finally:
+        launch.kill(process)  # its group: what it started, on an error or Ctrl-C too
+
+
 def _build_site(site: Path, languages: Sequence[str]) -> None:
     """Build the site's editions as ``nox -s docs`` does."""
     failed = [r for r in build_site(site, languages, capture=True) if r.returncode]
     if failed:
-        msg = f"the {failed[0].language} edition failed:\n{failed[0].output[-3000:]}"
+        msg = f"{failed[0].failure}:\n{failed[0].output[-3000:]}"
         raise PdfError(msg)
 
 

@@ -83,8 +83,16 @@ class Layout:
 LAYOUT = Layout(Path(__file__).resolve().parents[2])
 
 JOBS = 2
-"""Pages read, and so executed, at once: the 2-core machines the book is built on run
-one kernel per core, and the kernels are most of a cold build's time."""
+"""Pages executed at once, and read at once by each edition: the 2-core machines the book
+is built on run one kernel per core, and the kernels are most of a cold build's time."""
+
+EXECUTION_TIMEOUT = 120
+"""Seconds a cell may run (a page's front matter may say ``mystnb: execution_timeout:``).
+The slowest cell takes under a second on two CPU cores: two minutes only catches a
+kernel that hangs, leaving a loaded CI machine room to be slow."""
+
+NOT_PAGES = ("_build", "jupyter_execute", ".jupyter_cache", "**.ipynb_checkpoints", "locales")
+"""What Sphinx does not read under ``docs/`` (``exclude_patterns``), nor the stage execute."""
 
 KERNEL_THREADS = 1
 """Intra-op threads per kernel: pages run side by side, and one thread each also keeps

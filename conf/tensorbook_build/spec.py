@@ -1,9 +1,9 @@
 """What one build executes with, resolved once: the device, torch, the kernels' settings.
 
-The driver resolves it (:func:`resolve_spec`) and gives each edition's Sphinx the one
-value, ``-D tensorbook_spec=<json>``; a plain ``sphinx-build`` makes it with the same
-function from ``-D tensorbook_device``. The kernels receive it as their environment
-(:meth:`BuildSpec.kernel_environment`), the one place the build writes their variables.
+The driver resolves it (:func:`resolve_spec`, the one place the device is resolved) and
+gives the execute stage and each edition's Sphinx the one value, as JSON. The kernels
+receive it as their environment (:meth:`BuildSpec.kernel_environment`), the one place
+the build makes their variables.
 
 Examples
 --------
@@ -15,7 +15,7 @@ True
 >>> BuildSpec.from_json('{"device": "cpu"}')
 Traceback (most recent call last):
 ...
-ValueError: -D tensorbook_spec is not a build spec (missing kind, src, torch); let python -m tensorbook_build write it, or give -D tensorbook_device instead
+ValueError: -D tensorbook_spec is not a build spec (missing kind, src, torch); let python -m tensorbook_build write it
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class BuildSpec:
     @classmethod
     def from_json(cls, text: str) -> BuildSpec:
         """Read a spec that :meth:`to_json` wrote; ``ValueError`` naming what is wrong."""
-        fix = "let python -m tensorbook_build write it, or give -D tensorbook_device instead"
+        fix = "let python -m tensorbook_build write it"
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:

@@ -5,4 +5,4 @@ none of them, so that changing one module re-executes only the pages that
 use it.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -13,13 +13,8 @@ import torch
 
 from tensorbook import cli
 from tensorbook.losslog import LossLog
-from tensorbook.problem import (
-    LEARNING_RATE,
-    STEPS,
-    Problem,
-    as_tensors,
-    check_tensors,
-)
+from tensorbook.problem import LEARNING_RATE, STEPS, check_tensors
+from tensorbook.versions import TrainOn
 
 __all__ = ["Activation", "gradients", "main", "predict", "train", "train_on"]
 
@@ -97,7 +92,7 @@ def train(
 
     Examples
     --------
-    >>> from tensorbook.problem import Sizes, make_problem
+    >>> from tensorbook.problem import Sizes, as_tensors, make_problem
     >>> x, y, w1, w2 = as_tensors(make_problem(Sizes(8, 5, 4, 2)), device)
     >>> train(x, y, w1, w2, steps=1)
     Traceback (most recent call last):
@@ -127,22 +122,8 @@ def train(
     return log.losses
 
 
-def train_on(
-    problem: Problem,
-    device: torch.device,
-    dtype: torch.dtype = torch.float32,
-    *,
-    steps: int = STEPS,
-    print_every: int = 100,
-) -> list[float]:
-    """Train on copies of ``problem``'s data and weights, on ``device``; return the losses.
-
-    This is what ``python -m tensorbook.autograd_net`` runs.
-    """
-    x, y, w1, w2 = as_tensors(problem, device, dtype)
-    return train(
-        x, y, w1.requires_grad_(), w2.requires_grad_(), steps=steps, print_every=print_every
-    )
+train_on = TrainOn(train, "leaves")
+"""Train on copies of a problem's data and weights; what ``python -m tensorbook.autograd_net`` runs."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

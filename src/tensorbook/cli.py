@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import torch
 
 from tensorbook.device import DeviceUnavailableError, choose_device, describe_device
-from tensorbook.problem import STEPS, Problem, make_problem
+from tensorbook.problem import STEPS, make_problem
 from tensorbook.seeding import DEFAULT_SEED
+from tensorbook.versions import TrainOn
 
-__all__ = ["TrainOn", "parse_args", "positive_int", "run_training"]
-
-
-class TrainOn(Protocol):
-    """A network's ``train_on``: train on copies of a problem's arrays, return the losses."""
-
-    def __call__(  # noqa: D102 - the protocol's docstring says it
-        self,
-        problem: Problem,
-        device: torch.device,
-        dtype: torch.dtype = ...,
-        *,
-        steps: int = ...,
-        print_every: int = ...,
-    ) -> list[float]: ...
+__all__ = ["parse_args", "positive_int", "run_training"]
 
 
 def positive_int(text: str) -> int:
@@ -122,17 +108,15 @@ def run_training(
     *,
     module: str,
     description: str | None,
-    cpu_only: bool = False,
-    dtype: bool = True,
     before: Callable[[argparse.Namespace], object] | None = None,
 ) -> int:
     """The ``main`` of every training program: parse the options, train, print the losses.
 
     Trains ``train_on`` on the book's problem made from ``--seed``, for
-    ``--steps`` steps, printing the loss every 100 steps. ``dtype=False``
-    leaves ``--dtype`` out and ``train_on`` with its own default; ``before``
-    runs after the options are parsed and before training (a check the
-    program prints first). Returns the exit status, 0.
+    ``--steps`` steps, printing the loss every 100 steps. A version on NumPy
+    arrays runs on the CPU only, in its own dtype, so its program has no
+    ``--dtype``; ``before`` runs after the options are parsed and before
+    training (a check the program prints first). Returns the exit status, 0.
 
     Examples
     --------
@@ -144,12 +128,10 @@ def run_training(
     step   1  loss ...
     0
     """
-    args = parse_args(argv, module=module, description=description, cpu_only=cpu_only, dtype=dtype)
+    numpy = train_on.start == "arrays"  # on the CPU only, in train_on's own dtype
+    args = parse_args(argv, module=module, description=description, cpu_only=numpy, dtype=not numpy)
     if before is not None:
         before(args)
-    problem = make_problem(seed=args.seed)
-    if dtype:
-        train_on(problem, args.device, args.dtype, steps=args.steps)
-    else:
-        train_on(problem, args.device, steps=args.steps)
+    dtype = None if numpy else args.dtype
+    train_on(make_problem(seed=args.seed), args.device, dtype, steps=args.steps)
     return 0

@@ -7,6 +7,7 @@ it, then trains the two-layer network with it in place of ``clamp``.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 
@@ -14,7 +15,7 @@ import torch
 from torch.autograd.function import BackwardCFunction, FunctionCtx
 
 from tensorbook import autograd_net, cli
-from tensorbook.problem import STEPS, Problem, as_tensors
+from tensorbook.versions import TrainOn
 
 __all__ = ["MyReLU", "check_gradient", "main", "my_relu", "train_on"]
 
@@ -104,28 +105,9 @@ def check_gradient(device: torch.device, seed: int = 0, size: int = 20) -> bool:
     return torch.autograd.gradcheck(MyReLU.apply, (h,), eps=1e-6, atol=1e-6)
 
 
-def train_on(
-    problem: Problem,
-    device: torch.device,
-    dtype: torch.dtype = torch.float32,
-    *,
-    steps: int = STEPS,
-    print_every: int = 100,
-) -> list[float]:
-    """Train on copies of ``problem``'s data and weights, on ``device``; return the losses.
-
-    This is what ``python -m tensorbook.custom_relu`` runs.
-    """
-    x, y, w1, w2 = as_tensors(problem, device, dtype)
-    return autograd_net.train(
-        x,
-        y,
-        w1.requires_grad_(),
-        w2.requires_grad_(),
-        relu=my_relu,
-        steps=steps,
-        print_every=print_every,
-    )
+train_on = TrainOn(functools.partial(autograd_net.train, relu=my_relu), "leaves")
+"""Train autograd's version with :func:`my_relu` on copies of a problem; what ``python -m
+tensorbook.custom_relu`` runs."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

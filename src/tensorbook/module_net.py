@@ -17,7 +17,8 @@ from torch import nn
 
 from tensorbook import cli
 from tensorbook.losslog import LossLog
-from tensorbook.problem import LEARNING_RATE, STEPS, Problem, as_tensors, check_tensors
+from tensorbook.problem import LEARNING_RATE, STEPS, check_tensors
+from tensorbook.versions import TrainOn
 
 __all__ = ["DynamicNet", "TwoLayerNet", "main", "train", "train_on"]
 
@@ -125,20 +126,9 @@ def train(
     return log.losses
 
 
-def train_on(
-    problem: Problem,
-    device: torch.device,
-    dtype: torch.dtype = torch.float32,
-    *,
-    steps: int = STEPS,
-    print_every: int = 100,
-) -> list[float]:
-    """Train :class:`TwoLayerNet` on copies of ``problem``'s data and weights; return the losses.
-
-    This is what ``python -m tensorbook.module_net`` runs first.
-    """
-    x, y, w1, w2 = as_tensors(problem, device, dtype)
-    return train(TwoLayerNet(w1, w2), x, y, steps=steps, print_every=print_every)
+train_on = TrainOn(train, TwoLayerNet)
+"""Train :class:`TwoLayerNet` on copies of a problem; what ``python -m tensorbook.module_net``
+runs."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

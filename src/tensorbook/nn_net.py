@@ -15,13 +15,8 @@ from torch import nn
 
 from tensorbook import cli
 from tensorbook.losslog import LossLog
-from tensorbook.problem import (
-    LEARNING_RATE,
-    STEPS,
-    Problem,
-    as_tensors,
-    check_tensors,
-)
+from tensorbook.problem import LEARNING_RATE, STEPS, check_tensors
+from tensorbook.versions import TrainOn
 
 __all__ = ["build_model", "gradients", "main", "train", "train_on"]
 
@@ -115,7 +110,7 @@ def train(
 
     Examples
     --------
-    >>> from tensorbook.problem import Sizes, make_problem
+    >>> from tensorbook.problem import Sizes, as_tensors, make_problem
     >>> x, y, w1, w2 = as_tensors(make_problem(Sizes(8, 5, 4, 2)), device)
     >>> losses = train(build_model(w1, w2), x, y, lr=1e-2, steps=30, print_every=0)
     >>> len(losses), losses[-1] < losses[0] / 10
@@ -134,20 +129,9 @@ def train(
     return log.losses
 
 
-def train_on(
-    problem: Problem,
-    device: torch.device,
-    dtype: torch.dtype = torch.float32,
-    *,
-    steps: int = STEPS,
-    print_every: int = 100,
-) -> list[float]:
-    """Train on copies of ``problem``'s data and weights, on ``device``; return the losses.
-
-    This is what ``python -m tensorbook.nn_net`` runs.
-    """
-    x, y, w1, w2 = as_tensors(problem, device, dtype)
-    return train(build_model(w1, w2), x, y, steps=steps, print_every=print_every)
+train_on = TrainOn(train, build_model)
+"""Train a model made by :func:`build_model` on copies of a problem; what ``python -m
+tensorbook.nn_net`` runs."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,8 @@ import torch
 
 from tensorbook import cli
 from tensorbook.losslog import LossLog
-from tensorbook.problem import LEARNING_RATE, STEPS, Problem, check_shapes
+from tensorbook.problem import LEARNING_RATE, STEPS, check_shapes
+from tensorbook.versions import TrainOn
 
 __all__ = ["forward", "gradients", "main", "train", "train_on"]
 
@@ -107,32 +108,14 @@ def train(
     return log.losses
 
 
-def train_on(
-    problem: Problem,
-    device: torch.device,
-    dtype: torch.dtype = torch.float64,
-    *,
-    steps: int = STEPS,
-    print_every: int = 100,
-) -> list[float]:
-    """Train on copies of ``problem``'s arrays, cast to ``dtype``; return the losses.
-
-    This is what ``python -m tensorbook.numpy_net`` runs. ``device`` must be
-    the CPU: NumPy has no other.
-    """
-    if device.type != "cpu":
-        msg = f"NumPy runs on the CPU only, not on {device}"
-        raise ValueError(msg)
-    np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
-    x, y, w1, w2 = (a.astype(np_dtype) for a in (problem.x, problem.y, problem.w1, problem.w2))
-    return train(x, y, w1, w2, steps=steps, print_every=print_every)
+train_on = TrainOn(train, "arrays", torch.float64)
+"""Train on copies of a problem's arrays, on the CPU; what ``python -m tensorbook.numpy_net``
+runs."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train on the book's problem and print the loss every 100 steps."""
-    return cli.run_training(
-        argv, train_on, module=__spec__.name, description=__doc__, cpu_only=True, dtype=False
-    )
+    return cli.run_training(argv, train_on, module=__spec__.name, description=__doc__)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 A live profile (:func:`trace`) and a profile recorded on another machine
 (:func:`events_from_json`) are the same list of :class:`Event`, so what reads a profile
-(:func:`tensorbook.speed.operator_lines`, :func:`tensorbook.draw.timeline.step_spans`)
+(:func:`tensorbook.speed.waits.operator_lines`, :func:`tensorbook.draw.timeline.step_spans`)
 is tested on a CPU against the profiles a GPU recorded (``tests/recorded/``).
 
 Examples

@@ -21,10 +21,12 @@ from tests.support.book import (
     copy_of_the_book,
     own_outputs,
     page,
+    pages_logged,
 )
 
 from tensorbook import numpy_net
 from tensorbook.device import resolve_device
+from tensorbook_build.build import EXECUTE
 from tensorbook_build.extensions.pysource import source_without_docstrings
 
 pytestmark = pytest.mark.book
@@ -213,14 +215,16 @@ def test_a_broken_cell_fails_the_build_naming_page_and_cell(tmp_path):
     page = docs / "index.md"
     assert f"{page}: code cell 2 (line 15) raised NameError: name 'name_that_does_not_exist'" in log
     assert "    y = name_that_does_not_exist + 1" in log  # the cell's source, quoted
-    # a few lines, not Sphinx's crash report; the traceback is in the file MyST-NB names
+    # a few lines, not Sphinx's crash report; the traceback is in the file the line names
     assert "Loaded extensions" not in log
     assert "please open an issue" not in log.lower()
-    report = tmp_path / "out" / "html" / SOURCE_LANGUAGE / "reports" / "index.err.log"
-    assert f"traceback saved in: {report}" in log
+    report = tmp_path / "out" / "reports" / "index.log"
+    assert f"Its traceback: {report}" in log
     assert "NameError" in report.read_text(encoding="utf-8")
-    failure = log[log.index(f"{page}: code cell 2") :].split("[tensorbook.cell]")[0]
-    assert len(failure.strip().splitlines()) <= 3, failure
+    assert "Traceback" not in log
+    failure = log[log.index(f"{page}: code cell 2") :].split("tensorbook_build:")[0]
+    assert len(failure.strip().splitlines()) == 3, failure
+    assert not (tmp_path / "out" / "html" / SOURCE_LANGUAGE).exists()  # nothing rendered
     # and so does the next build of the same page: it is executed, and fails, again
     again = build_book(tmp_path / "out" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
     assert again.returncode != 0, again.output
@@ -296,11 +300,13 @@ def test_a_prose_edit_rewrites_only_its_page_and_changes_no_configuration(tmp_pa
 def test_kernels_talk_over_ipc_not_tcp(book_builds):
     """The pages' kernels use the build's kernel spec, whose provisioner puts their
     channels on Unix sockets: no kernel warns that its TCP traffic is unencrypted."""
-    _, builds = book_builds
-    log = builds[SOURCE_LANGUAGE].output
-    assert "Executing notebook" in log
-    assert "without encryption" not in log
-    assert "TCP" not in log
+    root, builds = book_builds
+    log = builds[EXECUTE].output
+    assert pages_logged(log, "executed") == sorted(f"{chapter}.md" for chapter in CHAPTERS)
+    kernels = [path.read_text(encoding="utf-8") for path in (root / "reports").glob("*.log")]
+    for printed in [log, *kernels]:  # what the stage printed, and each kernel's own log
+        assert "without encryption" not in printed
+        assert "TCP" not in printed
 
 
 def test_a_cell_that_hangs_is_stopped_and_the_message_says_how_to_give_it_time(tmp_path):
@@ -317,3 +323,6 @@ def test_a_cell_that_hangs_is_stopped_and_the_message_says_how_to_give_it_time(t
     assert f"{page_path}: code cell 1 (line 13) did not finish in 3 seconds" in result.output
     assert "(mystnb: execution_timeout: 600)" in result.output
     assert "raises-exception" not in result.output
+    # the kernel stopped mid-cell: its own complaints are in its log, not the build's output
+    assert "Traceback" not in result.output
+    assert "IPKernelApp" not in result.output

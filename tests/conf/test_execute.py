@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -19,11 +20,12 @@ from tests.support.book import (
 )
 
 from tensorbook.environment import DEVICE_VARIABLE
-from tensorbook_build.build import build_lock, executed_pages, sphinx_command
+from tensorbook_build.build import build_lock, executed_pages, sphinx_command, stage_command
 from tensorbook_build.execute import context_cell, page_dependencies, read_page
 from tensorbook_build.extensions.execution import code_digest
 from tensorbook_build.extensions.outputs import join_streams
 from tensorbook_build.settings import LAYOUT
+from tensorbook_build.spec import resolve_spec
 
 SRC = ROOT / "src"
 
@@ -252,16 +254,13 @@ def test_an_unavailable_device_stops_the_build_at_once_naming_its_source(tmp_pat
 
 
 @pytest.mark.book
-def test_a_device_typed_into_sphinx_build_is_refused_naming_its_source(tmp_path):
+def test_a_plain_sphinx_build_is_refused_in_one_line_naming_the_driver(tmp_path):
     result = subprocess.run(
-        sphinx_command(tmp_path / "html", extra=["-D", "tensorbook_device=cuda:99"]),
-        capture_output=True,
-        text=True,
-        check=False,
+        sphinx_command(tmp_path / "html"), capture_output=True, text=True, check=False
     )
     log = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "CUDA was asked for ('cuda:99', from -D tensorbook_device) but " in log, log
+    assert "no -D tensorbook_spec: build the book with python -m tensorbook_build" in log, log
     assert "Traceback" not in log
 
 
@@ -318,3 +317,44 @@ def test_a_lock_file_naming_a_build_that_is_gone_is_taken_over_saying_so(tmp_pat
     lock = work / ".build.lock"
     assert said.startswith(f"tensorbook_build: taking over {lock} from the build with pid {pid}, ")
     assert re.search(r"started at \d\d:\d\d:\d\d \(1 min 3\d s ago\), which is gone\n$", said)
+
+
+@pytest.mark.book
+def test_pages_executed_in_two_shards_render_as_one_run(tmp_path):
+    """The execute stage runs any subset of the pages into a cache (--shard k/n); the
+    editions then render from the cache alone, as they do after one run of every page."""
+    tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
+    docs = tree / "docs"
+    names = ["index", "one", "two"]
+    for name in names:
+        code = f"import torch\ntorch.manual_seed(0)\nprint({name!r}, torch.randn(2).tolist())"
+        (docs / f"{name}.md").write_text(PAGE.format(code=code), encoding="utf-8")
+    with (docs / "index.md").open("a", encoding="utf-8") as index:
+        index.write("\n```{toctree}\none\ntwo\n```\n")
+    spec = resolve_spec("cpu", given_by="test", src=tree / "src", work=tmp_path / "sharded")
+    command = stage_command(spec, docs, tmp_path / "sharded" / ".jupyter_cache")
+    environment = {**os.environ, **spec.kernel_environment()}
+    executed = []
+    for which in ("1/2", "2/2"):
+        run = subprocess.run(
+            [*command, "--shard", which],
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        executed.append(pages_logged(run.stdout, "executed"))
+    assert executed == [["index.md", "two.md"], ["one.md"]]
+    sharded = build_book(tmp_path / "sharded" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    assert sharded.returncode == 0, sharded.output
+    assert pages_logged(sharded.output, "executed") == []  # rendered from the shards' cache
+    whole = build_book(tmp_path / "whole" / "html", tree=tree, languages=[SOURCE_LANGUAGE])
+    assert pages_logged(whole.output, "executed") == ["index.md", "one.md", "two.md"]
+
+    def outputs(work: str) -> dict[str, list[object]]:
+        folder = tmp_path / work / "jupyter_execute" / SOURCE_LANGUAGE
+        notebooks = {name: json.loads((folder / f"{name}.ipynb").read_text()) for name in names}
+        return {name: [c.get("outputs") for c in nb["cells"]] for name, nb in notebooks.items()}
+
+    assert outputs("sharded") == outputs("whole")

@@ -13,6 +13,7 @@ from tests.support.sphinx_app import configured_sphinx
 
 from tensorbook_build.extensions.hooks import HOOKS
 from tensorbook_build.settings import LAYOUT
+from tensorbook_build.spec import resolve_spec
 
 ADAPTERS = LAYOUT.conf / "tensorbook_build" / "extensions"
 
@@ -20,7 +21,9 @@ ADAPTERS = LAYOUT.conf / "tensorbook_build" / "extensions"
 @pytest.fixture(scope="module")
 def app(tmp_path_factory) -> Iterator[Sphinx]:
     """Sphinx with the book's configuration, set up and not built: its handlers connected."""
-    with configured_sphinx(tmp_path_factory.mktemp("hooks")) as configured:
+    root = tmp_path_factory.mktemp("hooks")
+    spec = resolve_spec("cpu", given_by="test", work=root).to_json()
+    with configured_sphinx(root, tensorbook_spec=spec) as configured:
         yield configured
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from jupyter_client.manager import AsyncKernelManager, start_new_kernel
+from jupyter_client.kernelspec import NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
 from tests.support.book import CUDA_MISSING, SOURCE_LANGUAGE, copy_of_the_book
 
-from tensorbook_build.forkserver import FORKSERVER_VARIABLE, request, running
-from tensorbook_build.kernels import ReadyClient, write_kernel_spec
+from tensorbook_build.forkserver import request, running
+from tensorbook_build.kernels import ReadyClient, kernel_manager
 
 SLOW_PAGE = """---
 file_format: mystnb
@@ -36,52 +37,12 @@ time.sleep(60)
 
 
 @pytest.fixture
-def fork_server(tmp_path, monkeypatch):
-    """A fork server and the kernel spec that uses it, as the build sets them up."""
+def fork_server(tmp_path):
+    """A fork server, as the execute stage starts it, and a kernel manager bound to it."""
     with running(tmp_path, os.environ) as socket:  # from the pages' folder, as the build
-        monkeypatch.setenv(FORKSERVER_VARIABLE, str(socket))
-        monkeypatch.setenv("JUPYTER_PATH", str(write_kernel_spec(tmp_path / "jupyter")))
         server = int(request(socket, {"status": True}).split('"pid": ')[1].split(",")[0])
-        yield server, socket
+        yield server, socket, kernel_manager(socket, tmp_path / "kernel.log")
     assert not socket.exists()  # the server is gone, and its folder with it
-
-
-def _run(code: str, cwd: Path | None = None) -> str:
-    manager, client = start_new_kernel(kernel_name="python3", cwd=str(cwd or Path.cwd()))
-    try:
-        printed = []
-        client.execute_interactive(
-            code,
-            timeout=60,
-            output_hook=lambda m: printed.append(m["content"].get("text", "")),
-        )
-        return "".join(printed).strip()
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-
-
-def test_the_server_never_initialises_cuda(fork_server):
-    """A GPU build works because the kernels initialise CUDA themselves, after the fork."""
-    _, socket = fork_server
-    status = request(socket, {"status": True})
-    assert '"cuda_initialized": false' in status
-
-
-def test_a_kernel_is_forked_from_the_server_over_ipc(fork_server):
-    server, _ = fork_server
-    parent, threads = _run("import os, torch\nprint(os.getppid(), torch.get_num_threads())").split()
-    assert int(parent) == server
-    assert int(threads) == int(os.environ.get("OMP_NUM_THREADS", threads))
-
-
-@pytest.mark.usefixtures("fork_server")
-def test_a_forked_kernel_computes_what_a_fresh_one_does(monkeypatch, tmp_path):
-    code = "import torch\ntorch.manual_seed(0)\nprint(torch.randn(3).tolist(), (torch.randn(64, 64) @ torch.randn(64, 64)).sum().item())"
-    code += "\nimport os, sys\nprint(os.getcwd(), sys.path)"  # and from where it imports
-    forked = _run(code, tmp_path)
-    monkeypatch.delenv(FORKSERVER_VARIABLE)
-    assert _run(code, tmp_path) == forked
 
 
 def _run_apart(coroutine_function, *args):
@@ -91,9 +52,77 @@ def _run_apart(coroutine_function, *args):
         return pool.submit(lambda: asyncio.run(coroutine_function(*args))).result()
 
 
-async def _ready_then_print() -> tuple[type, str]:
+async def _printed(manager_class: type[AsyncKernelManager], code: str, cwd: Path) -> str:
+    """Start a kernel as nbclient does, run ``code``, and return what it printed."""
+    manager = manager_class(kernel_name="python3")
+    await manager.start_kernel(cwd=str(cwd))
+    client = manager.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        asked, printed = client.execute(code), []
+        while True:
+            message = await client.get_iopub_msg(timeout=60)
+            if message["parent_header"].get("msg_id") != asked:
+                continue
+            if message["msg_type"] == "stream":
+                printed.append(message["content"]["text"])
+            elif message["msg_type"] == "error":
+                raise RuntimeError(message["content"]["evalue"])
+            elif (
+                message["msg_type"] == "status" and message["content"]["execution_state"] == "idle"
+            ):
+                return "".join(printed).strip()
+    finally:
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+
+
+def _run(manager_class: type[AsyncKernelManager], code: str, cwd: Path | None = None) -> str:
+    return _run_apart(_printed, manager_class, code, cwd or Path.cwd())
+
+
+def test_the_server_never_initialises_cuda(fork_server):
+    """A GPU build works because the kernels initialise CUDA themselves, after the fork."""
+    _, socket, _ = fork_server
+    status = request(socket, {"status": True})
+    assert '"cuda_initialized": false' in status
+
+
+def test_a_kernel_is_forked_from_the_server_over_ipc(fork_server):
+    server, _, manager = fork_server
+    code = "import os, torch\nprint(os.getppid(), torch.get_num_threads())"
+    parent, threads = _run(manager, code).split()
+    assert int(parent) == server
+    assert int(threads) == int(os.environ.get("OMP_NUM_THREADS", threads))
+
+
+def test_the_book_s_kernel_spec_is_the_only_one_and_names_no_file():
+    with pytest.raises(NoSuchKernel):
+        kernel_manager(None, None)(kernel_name="python2").kernel_spec  # noqa: B018
+    spec = kernel_manager(None, None)(kernel_name="python3").kernel_spec
+    assert spec.metadata["kernel_provisioner"]["provisioner_name"] == "tensorbook-warm"
+
+
+def test_a_forked_kernel_computes_what_a_fresh_one_does(fork_server, tmp_path):
+    _, _, manager = fork_server
+    code = "import torch\ntorch.manual_seed(0)\nprint(torch.randn(3).tolist(), (torch.randn(64, 64) @ torch.randn(64, 64)).sum().item())"
+    code += "\nimport os, sys\nprint(os.getcwd(), sys.path)"  # and from where it imports
+    forked = _run(manager, code, tmp_path)
+    assert _run(kernel_manager(None, None), code, tmp_path) == forked
+
+
+def test_a_kernel_s_own_output_goes_to_its_log_not_the_build_s(fork_server, tmp_path, capfd):
+    _, _, manager = fork_server
+    code = "import os\nos.write(2, b'from C\\n')\nprint('to the page')"
+    assert _run(manager, code) == "to the page"
+    assert (tmp_path / "kernel.log").read_text(encoding="utf-8").splitlines()[-1] == "from C"
+    assert "from C" not in capfd.readouterr().err
+
+
+async def _ready_then_print(manager_class: type[AsyncKernelManager]) -> tuple[type, str]:
     """Start a kernel as nbclient does, and print from it the moment it is ready."""
-    manager = AsyncKernelManager(kernel_name="python3")
+    manager = manager_class(kernel_name="python3")
     await manager.start_kernel()
     client = manager.client()
     client.start_channels()
@@ -109,20 +138,21 @@ async def _ready_then_print() -> tuple[type, str]:
         await manager.shutdown_kernel(now=True)
 
 
-@pytest.mark.usefixtures("fork_server")
-def test_the_build_s_kernels_are_ready_once_they_answer_and_lose_no_output():
+def test_the_build_s_kernels_are_ready_once_they_answer_and_lose_no_output(fork_server):
     """The provisioner gives nbclient's manager the client that skips the quiet wait;
     what the kernel prints right after is received, several starts in a row."""
+    _, _, manager = fork_server
     for _ in range(5):
-        client, printed = _run_apart(_ready_then_print)
+        client, printed = _run_apart(_ready_then_print, manager)
         assert client is ReadyClient
         assert printed == "ready\n"
 
 
-@pytest.mark.usefixtures("fork_server")
-def test_waiting_for_a_kernel_that_died_fails_at_once():
+def test_waiting_for_a_kernel_that_died_fails_at_once(fork_server):
+    _, _, manager_class = fork_server
+
     async def wait_for_a_dead_one() -> None:
-        manager = AsyncKernelManager(kernel_name="python3")
+        manager = manager_class(kernel_name="python3")
         await manager.start_kernel()
         client = manager.client()
         client.start_channels()
@@ -144,9 +174,9 @@ def test_waiting_for_a_kernel_that_died_fails_at_once():
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_MISSING)
-@pytest.mark.usefixtures("fork_server")
-def test_a_forked_kernel_uses_the_gpu():
-    assert _run("import torch\nprint(torch.ones(4, device='cuda').sum().item())") == "4.0"
+def test_a_forked_kernel_uses_the_gpu(fork_server):
+    _, _, manager = fork_server
+    assert _run(manager, "import torch\nprint(torch.ones(4, device='cuda').sum().item())") == "4.0"
 
 
 def _fork_processes(tree: Path) -> list[int]:

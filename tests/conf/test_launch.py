@@ -7,9 +7,12 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
-from tensorbook_build.launch import Readiness, can_fork, kill, start
+import pytest
+
+from tensorbook_build.launch import can_fork
 
 # Run in a new interpreter: a test runner has threads of its own, which forking must not
 # copy (and Python 3.12 warns about); the build driver has none.
@@ -66,17 +69,53 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
     assert failed[2].splitlines()[:4] == new.stdout.splitlines()[:4]  # the same error, coloured
 
 
-def test_only_this_interpreter_s_sphinx_is_forked():
+def test_only_this_interpreter_s_modules_are_forked():
     assert not can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
-    assert not can_fork([sys.executable, "-m", "pytest"])
+    assert not can_fork([sys.executable, "-c", "pass"])
+    assert not can_fork([sys.executable, "-m"])
 
 
-def test_the_driver_hears_that_outputs_are_ready_or_that_the_edition_ended_without():
-    """Readiness is a message on a pipe, not a file the driver polls for."""
-    code = "from tensorbook_build import launch; launch.say_ready()"
-    for edition, told in [(code, True), ("pass", False)]:
-        with Readiness() as ready:
-            process = start([sys.executable, "-c", edition], os.environ, capture=False, ready=ready)
-            assert ready.wait() is told
-            assert process.wait() == 0
-            kill(process)  # its group: nothing it started is left
+DRIVER_WITH_A_THREAD = """
+import json, sys, threading, time
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()  # so it cannot fork
+from tensorbook_build import launch
+step = launch.start(json.loads(sys.argv[1]), {}, capture=False)
+print(type(step).__name__, step.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        [sys.executable, "-m", "timeit", "-n", "1", "import time; time.sleep(60)"],  # a module
+        ["sleep", "60"],  # another program, as latexmk for the PDF
+    ],
+)
+def test_a_step_started_as_a_new_process_still_dies_with_the_driver(step):
+    """Where the driver cannot fork (it runs a thread), the step is a new process, in a
+    group of its own, that Linux still ends when the driver is killed with kill -9."""
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER_WITH_A_THREAD, json.dumps(step)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    kind, pid = driver.stdout.readline().split()
+    assert kind == "Popen"
+    assert os.getpgid(int(pid)) == int(pid)  # a group of its own
+    driver.kill()
+    driver.wait()
+    driver.stdout.close()
+    deadline = time.monotonic() + 10
+    while _runs(int(pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _runs(int(pid)), "the step outlived its driver"
+
+
+def _runs(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie has ended, whoever reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

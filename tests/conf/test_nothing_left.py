@@ -275,6 +275,24 @@ def test_ctrl_c_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
     book.builds_again()
 
 
+@pytest.mark.parametrize("after", [0.3, 1.0, 2.5])
+def test_ctrl_c_at_any_moment_prints_one_line_and_leaves_nothing(tmp_path, leftovers, after):
+    """While the driver imports, the stage starts the fork server, or a kernel is forked:
+    whatever the build was doing, the interruption adds one line and no process's noise."""
+    book = Book(tmp_path, "import time\ntime.sleep(600)")
+    process = book.start()
+    time.sleep(after)
+    os.killpg(process.pid, signal.SIGINT)
+    printed = _output_once_ended(process, 120)
+    assert process.returncode == 130, printed[-3000:]
+    noise = ("Traceback", "Error", "error", "Warning", "WARNING", "zmq", "TCP")
+    assert [line for line in printed.splitlines() if any(n in line for n in noise)] == []
+    assert printed.endswith("tensorbook_build: interrupted; no process of this build is left\n")
+    assert leftovers() == []
+    assert book.left_behind() == []
+    book.builds_again()
+
+
 def test_a_driver_killed_with_kill_9_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
     book, process = _inside_a_cell(tmp_path)
     process.kill()  # the driver alone: its children get no signal from anyone

@@ -13,8 +13,8 @@ import torch
 from tests.support.book import ROOT
 from tests.support.evidence import Evidence, EvidenceError, load, main
 
-from tensorbook import speed
 from tensorbook.draw.timeline import find_mark, step_spans
+from tensorbook.speed import waits
 from tensorbook.trace import is_runtime_call
 
 FILES = sorted((ROOT / "tests" / "evidence").glob("*.json"))
@@ -33,8 +33,8 @@ def test_there_is_evidence_from_a_gpu():
 
 def test_the_mask_lists_show_the_operators_and_the_wait(evidence):
     """What speed.md says of its profile holds on the device that recorded it."""
-    lines = {s: speed.operator_lines(events) for s, events in evidence.mask_events.items()}
-    assert list(lines) == list(speed.MASK_SPELLINGS)
+    lines = {s: waits.operator_lines(events) for s, events in evidence.mask_events.items()}
+    assert list(lines) == list(waits.MASK_SPELLINGS)
     counting = [s for s, names in lines.items() if any("nonzero" in n for n in names)]
     assert counting == ["g[m]", "g[m] = v[m]"]
     # the scalar write is masked_fill_, called by index_put_'s implementation, and the
@@ -57,7 +57,7 @@ def test_the_profile_and_the_sync_debug_mode_agree(evidence):
     if not evidence.waits:
         pytest.fail(f"{evidence.path.name} has no waits measured")
     for spelling, events in evidence.mask_events.items():
-        syncs = any("Synchronize" in n for n in speed.operator_lines(events))
+        syncs = any("Synchronize" in n for n in waits.operator_lines(events))
         assert evidence.waits[spelling] == syncs, spelling
 
 
@@ -95,10 +95,10 @@ def test_the_sync_debug_mode_is_restored_and_its_warning_kept(evidence, monkeypa
     monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: mode["now"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with speed.sync_errors():
+        with waits.sync_errors():
             assert mode["now"] == "error"
         assert mode["now"] == "default"
-        with pytest.raises(KeyError), speed.sync_errors():
+        with pytest.raises(KeyError), waits.sync_errors():
             {}["a key the block lacks"]  # the block fails
     assert mode["now"] == "default"
 
@@ -114,7 +114,7 @@ def test_the_mode_is_restored_when_setting_it_raises(monkeypatch):
 
     monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", set_mode)
     monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: mode["now"])
-    with pytest.raises(RuntimeError, match="refused"), speed.sync_errors():
+    with pytest.raises(RuntimeError, match="refused"), waits.sync_errors():
         pass
     assert mode["now"] == "warn"
 

@@ -110,12 +110,17 @@ def test_gradcheck_catches_a_wrong_backward(device):
     assert not torch.autograd.gradcheck(ForgetfulReLU.apply, (h,), raise_exception=False)
 
 
-def test_train_does_not_touch_the_problem(device):
+@pytest.mark.parametrize("name", ["numpy", *sorted(TORCH_NETS)])
+def test_train_on_trains_copies_and_leaves_the_problem_as_it_was(name, device):
+    """Every version's start (arrays, tensors, leaves, a module) copies the weights."""
+    net, on = (numpy_net, torch.device("cpu")) if name == "numpy" else (TORCH_NETS[name], device)
     problem = make_problem(TUTORIAL_SIZES, seed=0)
-    before = problem.w1.copy()
-    manual_net.train_on(problem, device, steps=3, print_every=0)
-    nn_net.train_on(problem, device, steps=3, print_every=0)
-    np.testing.assert_array_equal(problem.w1, before)
+    before = [a.copy() for a in (problem.x, problem.y, problem.w1, problem.w2)]
+    losses = net.train_on(problem, on, steps=3, print_every=0)
+    assert len(losses) == 3
+    assert losses[-1] < losses[0]  # the copies were trained
+    for array, kept in zip((problem.x, problem.y, problem.w1, problem.w2), before, strict=True):
+        np.testing.assert_array_equal(array, kept)
 
 
 def test_the_nn_model_holds_the_given_weights(device):

@@ -13,6 +13,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from tensorbook import manual_net, speed
 from tensorbook.problem import TUTORIAL_SIZES, Sizes, as_tensors, make_problem
 from tensorbook.speed import Timing, step_flops, table, torch_step
+from tensorbook.speed.peak import tf32_allowed
 
 SMALL = Sizes(n=16, d_in=30, h=20, d_out=5)
 
@@ -178,7 +179,7 @@ def test_tf32_is_read_from_the_new_settings_first(monkeypatch, matmul, generic, 
         return legacy
 
     monkeypatch.setattr(torch, "get_float32_matmul_precision", legacy_getter)
-    assert speed.tf32_allowed() is allowed
+    assert tf32_allowed() is allowed
 
 
 def test_timing_on_a_device(device):

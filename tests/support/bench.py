@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             capture=True,
         )
         if results[-1].returncode != 0:
-            sys.exit(f"bench: the {results[-1].language} edition failed:\n{results[-1].output}")
+            sys.exit(f"bench: {results[-1].failure}:\n{results[-1].output}")
 
     prose = _appending(tree / "docs" / PROSE_PAGE, "\nA sentence the benchmark added ({i}).\n")
     figure(f"after a prose edit ({PROSE_PAGE})", source_edition, prose)

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensorbook_build.build import EditionBuild, build_site
+from tensorbook_build.build import Step, build_site
 from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, Layout
 
 ROOT = LAYOUT.root
@@ -61,13 +61,14 @@ def build_book(
     tree: Path = ROOT,
     languages: Sequence[str] | None = None,
     extra: Sequence[str] = (),
-) -> EditionBuild:
+) -> Step:
     """Build the checkout, or a copy of it at ``tree``, as ``nox -s docs`` does.
 
     It is :func:`tensorbook_build.build.build_site`, capturing the output; it returns
-    the first edition that failed, or the last one built.
+    the first step that failed, or the last one, with what every step printed, in order.
     """
-    return build_site(site, languages, layout=Layout(tree), extra=extra, capture=True)[-1]
+    steps = build_site(site, languages, layout=Layout(tree), extra=extra, capture=True)
+    return Step(steps[-1].name, steps[-1].returncode, "".join(s.output for s in steps))
 
 
 def copy_of_the_book(destination: Path, parts: Sequence[str] = ("docs", "conf", "src")) -> Path:
@@ -87,7 +88,8 @@ def copy_of_the_book(destination: Path, parts: Sequence[str] = ("docs", "conf", 
 
 
 def pages_logged(output: str, message: str) -> list[str]:
-    """The pages of which a build logged MyST-NB's ``message`` (``Executing notebook``...)."""
+    """The pages of which a build logged ``message``: the stage's ``executed``, MyST-NB's
+    ``Using cached notebook``..."""
     return sorted(re.findall(rf"([\w.-]+\.md): {message}", output))
 
 

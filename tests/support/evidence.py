@@ -63,17 +63,18 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
 
     import torch
 
-    from tensorbook import speed
     from tensorbook.draw import timeline
     from tensorbook.problem import TUTORIAL_SIZES, as_tensors, make_problem
+    from tensorbook.speed.step import timing_lr, torch_step
+    from tensorbook.speed.waits import common_calls, mask_events, waits_for_gpu
     from tensorbook_build.record import capture_provenance
 
     device = torch.device(device_name)
     found = capture_provenance(device_name, command)
     gpu = found["gpu"] or {}
     step_tensors = as_tensors(make_problem(TUTORIAL_SIZES), device)
-    lr = speed.timing_lr(TUTORIAL_SIZES)
-    step_events = timeline.trace_step(lambda: speed.torch_step(*step_tensors, lr).item(), device)
+    lr = timing_lr(TUTORIAL_SIZES)
+    step_events = timeline.trace_step(lambda: torch_step(*step_tensors, lr).item(), device)
     marks = ("tensorbook.warm_up", "tensorbook.step")
     evidence: dict[str, Any] = {
         "provenance": {
@@ -89,8 +90,7 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
             "how": f"{command}: each event's caller is its index in the list",
         },
         "mask_events": {
-            spelling: events_to_json(events)
-            for spelling, events in speed.mask_events(device).items()
+            spelling: events_to_json(events) for spelling, events in mask_events(device).items()
         },
         "step_marks": [
             {"name": e.name, "lane": e.lane, "parent": None, "start": e.start, "end": e.end}
@@ -109,8 +109,8 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
             finally:
                 torch.cuda.set_sync_debug_mode("default")
             evidence["waits"] = {  # the mask spellings (speed.md), then everyday calls (cuda.md)
-                **speed.waits_for_gpu(device),
-                **speed.waits_for_gpu(device, speed.common_calls(device)),
+                **waits_for_gpu(device),
+                **waits_for_gpu(device, common_calls(device)),
             }
         evidence["sync_debug_warnings"] = sorted({str(w.message) for w in seen})
     return evidence

@@ -39,13 +39,11 @@ from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util import logging
 
-from tensorbook.device import DeviceUnavailableError
 from tensorbook_build.catalogs import catalog_errors, catalog_folders
 from tensorbook_build.extensions import hooks
-from tensorbook_build.kernels import write_kernel_spec
 from tensorbook_build.provenance import REPOSITORY_VARIABLE, SOURCES, source_commit
 from tensorbook_build.settings import LANGUAGES, LAYOUT, SOURCE_LANGUAGE, edition, pdf_name
-from tensorbook_build.spec import BuildSpec, resolve_spec
+from tensorbook_build.spec import BuildSpec
 from tensorbook_build.upstream import chinese_search
 
 logger = logging.getLogger(__name__)
@@ -74,14 +72,16 @@ def copybutton_static() -> str:
     return str(Path(sphinx_copybutton.__file__).parent.joinpath("_static").absolute())
 
 
-def _spec(app: Sphinx, config: Config) -> BuildSpec:
-    """The driver's spec, as given; a plain sphinx-build resolves it here, alike."""
+def _spec(config: Config) -> BuildSpec:
+    """The driver's spec, as given (the driver alone resolves the device)."""
+    if not config.tensorbook_spec:
+        stop(
+            "no -D tensorbook_spec: build the book with python -m tensorbook_build "
+            "(nox -s docs), which executes the pages, then runs Sphinx with it"
+        )
     try:
-        if config.tensorbook_spec:
-            return BuildSpec.from_json(config.tensorbook_spec)
-        src = Path(app.confdir).parent / "src"
-        return resolve_spec(config.tensorbook_device, given_by="-D tensorbook_device", src=src)
-    except (ValueError, DeviceUnavailableError) as error:
+        return BuildSpec.from_json(config.tensorbook_spec)
+    except ValueError as error:
         stop(str(error))
 
 
@@ -116,7 +116,7 @@ def derived(app: Sphinx, config: Config) -> dict[str, Any]:
     """Every value this edition derives from ``conf.py``'s, its language and its spec."""
     language = config.language
     values: dict[str, Any] = {
-        "tensorbook_spec": _spec(app, config).to_json(),
+        "tensorbook_spec": _spec(config).to_json(),
         # What the footer shows of the build, given to the templates: a change of it (a
         # new commit, a PDF made since) rewrites every page, re-reading none.
         "html_context": {
@@ -157,13 +157,6 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     _BEGAN[:] = config.templates_path
     if edition(config.language).word_splitter == "jieba":
         app.add_search_language(_chinese_search())
-    spec = BuildSpec.from_json(config.tensorbook_spec)
-    os.environ.update(spec.kernel_environment())
-    specs = write_kernel_spec(Path(app.doctreedir) / "jupyter")
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        p for p in (str(specs), os.environ.get("JUPYTER_PATH", "")) if p
-    )
-    logger.info("tensorbook: executing pages on %s with torch %s", spec.device, spec.torch)
 
 
 def _chinese_search() -> type:
@@ -198,8 +191,6 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the values the command line and the environment give; derive the rest."""
-    # what a plain sphinx-build asks for (a spec made by the driver is already resolved)
-    app.add_config_value("tensorbook_device", "cpu", "", types=[str])
     app.add_config_value("tensorbook_spec", "", "env", types=[str])  # spec.BuildSpec, JSON
     app.add_config_value("tensorbook_base_url", "", "html", types=(str,))
     # the repository readers report problems to; TENSORBOOK_REPOSITORY when not set here

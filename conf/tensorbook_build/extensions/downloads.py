@@ -63,7 +63,7 @@ def write_downloads(app: Sphinx) -> None:
         "wheel_url": wheel_url,
         "local": urlsplit(wheel_url).hostname in {"localhost", "127.0.0.1"},
     }
-    install = install_code(wheel_url, version)
+    install = install_code({"TENSORBOOK_VERSION": version, "TENSORBOOK_WHEEL": wheel_url})
     words = {
         part: app.builder.templates.render("downloads-compare.html", {"part": part}).strip()
         for part in ("measured", "holds", "fails", "before", "after")

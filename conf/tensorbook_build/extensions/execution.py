@@ -1,24 +1,27 @@
-"""Sphinx adapter for :mod:`tensorbook_build.execute`: the kernels and each page's cache key."""
+"""Sphinx adapter for :mod:`tensorbook_build.stage`: each page's cache key, and its outputs.
+
+The pages executed before Sphinx started; here MyST-NB reads their outputs from the cache.
+A page whose outputs are not there stops the edition, rather than run inside Sphinx
+without the build's kernels.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.metadata
-import os
 import shutil
 from pathlib import Path
 
+from jupyter_cache import get_cache
 from myst_nb.core.read import is_myst_markdown_notebook
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
-from tensorbook_build.execute import context_cell, page_hashes, read_page
+from tensorbook_build.execute import keyed_source
 from tensorbook_build.extensions import hooks
-from tensorbook_build.forkserver import FORKSERVER_VARIABLE, running
-from tensorbook_build.launch import say_ready
-from tensorbook_build.settings import SOURCE_LANGUAGE
+from tensorbook_build.extensions.configuration import stop
 from tensorbook_build.spec import read_spec
+from tensorbook_build.stage import is_cached, page_run
 from tensorbook_build.upstream import (
     notebook_cache_path,
     patch_cache_truncation,
@@ -26,7 +29,6 @@ from tensorbook_build.upstream import (
 )
 
 _TORCH = importlib.metadata.version("torch")
-_FORK_SERVER = contextlib.ExitStack()  # the fork server this edition started, if any
 
 
 def code_digest(package: Path) -> str:
@@ -39,49 +41,34 @@ def code_digest(package: Path) -> str:
 
 
 def _on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    # editing a module re-reads, and so re-executes, only the pages that import it
+    # editing a module re-reads only the pages that import it, whose outputs the stage renewed
     if not is_myst_markdown_notebook(source[0]):  # as MyST-NB decides whether to execute it
         return
     spec = read_spec(app.config.tensorbook_spec)
-    hashes = page_hashes(read_page(source[0]).code.values(), Path(spec.src))
-    for path in hashes:
+    source[0], modules = keyed_source(source[0], spec.context, Path(spec.src))
+    for path in modules:
         app.env.note_dependency(str(path))
-    source[0] += context_cell(spec.context, dict(hashes.values()))
 
 
 def _on_before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    if not docnames:
+    if not docnames or app.config.nb_execution_mode == "off":  # extracting the messages
         return
-    # Matplotlib warns while it first builds its font cache: here, not in a page's output
-    import matplotlib.font_manager  # noqa: F401
-    from jupyter_cache import get_cache
-
-    # Parallel readers (-j) would otherwise race to create the cache's tables.
-    get_cache(notebook_cache_path(env)).list_cache_records()
-    if (
-        read_spec(app.config.tensorbook_spec).warm_kernels
-        and app.config.language == SOURCE_LANGUAGE
-    ):
-        # The fork server's one owner. Started before the readers fork, so that they
-        # inherit where it listens; it imports while Sphinx reads, and a reader that asks
-        # for a kernel first waits. Only an edition that reads pages starts one.
-        socket = _FORK_SERVER.enter_context(running(Path(app.srcdir), os.environ))
-        os.environ[FORKSERVER_VARIABLE] = str(socket)
-        _FORK_SERVER.callback(os.environ.pop, FORKSERVER_VARIABLE, None)
-
-
-def _close_fork_server(_app: Sphinx, _exception: BaseException | None) -> None:
-    _FORK_SERVER.close()
-
-
-def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> None:
-    # every output is in the cache: the driver may start the translations beside this edition
-    if app.config.language == SOURCE_LANGUAGE:
-        say_ready()
+    spec = read_spec(app.config.tensorbook_spec)
+    cache = get_cache(notebook_cache_path(env))
+    cache.list_cache_records()  # parallel readers (-j) would otherwise race to make its tables
+    for docname in docnames:
+        path = Path(env.doc2path(docname))
+        if is_myst_markdown_notebook(path.read_text(encoding="utf-8")) and not is_cached(
+            cache, page_run(path, spec)
+        ):
+            stop(
+                f"{path} has no executed outputs for {spec.context}: build the book with "
+                "python -m tensorbook_build (nox -s docs), which executes the pages first"
+            )
 
 
 def _on_builder_inited(app: Sphinx) -> None:
-    # a failed page's traceback, which MyST-NB saves there, must not be published later
+    # a page's traceback, which MyST-NB would save there, must not be published later
     shutil.rmtree(Path(app.outdir, "reports"), ignore_errors=True)
     # MyST-NB writes executed notebooks beside the output folder, which is inside the site
     work = read_spec(app.config.tensorbook_spec).work

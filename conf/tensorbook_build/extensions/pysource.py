@@ -57,9 +57,15 @@ def source_without_docstrings(text: str, dotted: str) -> str | None:
 
 
 def module_name(path: Path) -> str:
-    """The dotted name of a module file below a ``src`` folder, else its stem."""
+    """The dotted name of a module file below the last ``src`` folder, else its stem.
+
+    >>> module_name(Path("/work/src/book/src/tensorbook/speed/step.py"))
+    'tensorbook.speed.step'
+    """
     parts = path.with_suffix("").parts
-    return ".".join(parts[parts.index("src") + 1 :]) if "src" in parts else parts[-1]
+    if "src" not in parts:
+        return parts[-1]
+    return ".".join(parts[len(parts) - parts[::-1].index("src") :])
 
 
 class PySource(SphinxDirective):
