@@ -2,6 +2,8 @@
 
 ``nox -s record`` writes one recording per device kind and page,
 ``docs/recorded/<kind>/<page>.json`` (``recording.schema.json``), its figures beside it.
+A GPU's run also records the same machine's CPU, with the same torch, into
+``<kind>/cpu/<page>.json`` (:data:`BESIDE`): the two differ by what the device changed.
 A recorded cell is stale (:func:`freshness`) once its code, or a module it imports, changed.
 
 Examples
@@ -13,6 +15,7 @@ Examples
 from __future__ import annotations
 
 import base64
+import dataclasses
 import difflib
 import hashlib
 import itertools
@@ -31,6 +34,8 @@ from tensorbook_build.settings import LAYOUT
 TAG = "device-dependent"  # the tag of a cell whose output depends on the device
 FOLDER = "recorded"  # under docs/
 COMPAT = "compat.json"  # in FOLDER: the torch versions nox -s compat ran, and how
+BESIDE = "cpu"  # in a GPU's folder: the same machine's CPU, recorded in the same run
+SAME_RUN = ("torch", "python", "numpy", "commit")  # what a recording and its CPU share
 SCHEMA = json.loads(Path(__file__).with_name("recording.schema.json").read_text("utf-8"))
 
 
@@ -59,7 +64,14 @@ class Recording:
     kind: str
     provenance: dict[str, Any]
     cells: tuple[Cell, ...]
+    beside: Recording | None = None  # the same machine's CPU in the same run (BESIDE)
     contributed: dict[str, str] | None = None  # a reader's receipt: when it was imported
+
+    def cpu_cell(self, cell: Cell) -> Cell | None:
+        """The CPU's run of ``cell`` of this recording, where one was recorded beside it."""
+        found = [c for c in self.beside.cells if c.index == cell.index] if self.beside else []
+        same = found and (found[0].source, found[0].modules) == (cell.source, cell.modules)
+        return found[0] if same else None
 
 
 def device_kind(device_type: str, gpu_name: str = "") -> str:
@@ -222,12 +234,30 @@ def load_recording(path: Path) -> Recording:
                 raise _fail(path, f"field cells[{number}].outputs: {item['image']} is missing")
     cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
     contributed = data.get("contributed")
-    return Recording(path, data["page"], data["kind"], data["provenance"], cells, contributed)
+    return Recording(
+        path, data["page"], data["kind"], data["provenance"], cells, contributed=contributed
+    )
 
 
 def page_recordings(root: Path, page: str) -> list[Recording]:
-    """Every device's recording of ``page`` under ``root`` (``docs/recorded``), by kind."""
-    return [load_recording(path) for path in sorted(root.glob(f"*/{page}.json"))]
+    """Every device's recording of ``page`` under ``root`` (``docs/recorded``), by kind.
+
+    Each with the same machine's CPU recording beside it, where there is one; one that
+    names another torch, Python, NumPy or commit than its GPU's is refused.
+    """
+    found = []
+    for path in sorted(root.glob(f"*/{page}.json")):
+        recording = load_recording(path)
+        if (cpu := path.parent / BESIDE / path.name).is_file():
+            beside = load_recording(cpu)
+            for name in SAME_RUN:
+                ours, theirs = beside.provenance[name], recording.provenance[name]
+                if ours != theirs:
+                    problem = f"field provenance.{name}: {ours!r}, but {path.name} beside it has"
+                    raise _fail(cpu, f"{problem} {theirs!r}: both come from one run")
+            recording = dataclasses.replace(recording, beside=beside)
+        found.append(recording)
+    return found
 
 
 @dataclass(frozen=True)
@@ -287,8 +317,9 @@ def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
 
     Each is named with the difference in its printed text.
     """
+    everyone = [r for recording in recordings for r in (recording, recording.beside) if r]
     found = []
-    for first, second in itertools.combinations(recordings, 2):
+    for first, second in itertools.combinations(everyone, 2):
         theirs = {c.index: c for c in second.cells}
         for cell in first.cells:
             other = theirs.get(cell.index)

@@ -2,8 +2,10 @@
 
 It builds the English edition on that device into ``build/record/<device>``, or takes
 a build that did (``--from-build``), and writes each page's recording
-(:mod:`tensorbook_build.ledger`). It fails if a cell's output differs between two
-devices' recordings but its page does not tag it ``device-dependent``.
+(:mod:`tensorbook_build.ledger`). On a GPU it also records the same machine's CPU
+(built too, or ``--cpu-build``) beside the GPU's, in the same process and so with the
+same torch. It fails if a cell's output differs between two devices' recordings but its
+page does not tag it ``device-dependent``.
 """
 
 from __future__ import annotations
@@ -12,37 +14,39 @@ import argparse
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
-from tensorbook.device import DeviceUnavailableError, choose_device
+from tensorbook.device import DeviceUnavailableError
 from tensorbook.environment import DEVICE_VARIABLE
 from tensorbook_build.build import build_site
 from tensorbook_build.ledger import (
+    BESIDE,
     FOLDER,
-    device_kind,
     page_recordings,
     recording_from_notebook,
     unmarked_differences,
     write_recording,
 )
 from tensorbook_build.provenance import SOURCES, source_commit
-from tensorbook_build.settings import KERNEL_THREADS, LAYOUT, SOURCE_LANGUAGE
+from tensorbook_build.settings import LAYOUT, SOURCE_LANGUAGE
+from tensorbook_build.spec import BuildSpec, resolve_spec
 
 
-def capture_provenance(device: str, command: str) -> dict[str, Any]:
+def capture_provenance(spec: BuildSpec, command: str) -> dict[str, Any]:
     """Where and with what the pages ran: the kernels run in this process's environment."""
     import numpy as np
     import torch
 
     commit = source_commit(LAYOUT.root, SOURCES)
     gpu = None
-    if device.startswith("cuda"):
-        props = torch.cuda.get_device_properties(device)  # "cuda": the current one
+    if spec.device != "cpu":
+        props = torch.cuda.get_device_properties(spec.device)
         query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
         try:
             driver = subprocess.run(query, capture_output=True, text=True, check=True, timeout=30)
@@ -62,13 +66,13 @@ def capture_provenance(device: str, command: str) -> dict[str, Any]:
         cpu = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
         model = f"CPU ({platform.machine()}{', ' + cpu[1].strip() if cpu else ''})"
     return {
-        "device": device,
+        "device": spec.device,
         "model": model,
         "gpu": gpu,
         "torch": torch.__version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "threads": KERNEL_THREADS,
+        "threads": spec.threads,
         "commit": (commit.sha + ("+modified" if commit.modified else "")) if commit else "unknown",
         "commit_date": commit.date if commit else "",
         "run_date": time.strftime("%Y-%m-%d", time.gmtime()),
@@ -76,36 +80,62 @@ def capture_provenance(device: str, command: str) -> dict[str, Any]:
     }
 
 
-def record_build(build: Path, device: str, out: Path, command: str) -> tuple[list[Path], list[str]]:
-    """Write a recording for every page that ``build`` executed on ``device``.
+def record_build(
+    build: Path, spec: BuildSpec, out: Path, command: str, pages: Container[str] | None = None
+) -> tuple[list[Path], list[str]]:
+    """Write, under ``out/<kind>``, a recording of every page (of ``pages``) ``build`` executed.
 
     A page whose execution failed has no outputs in the build's cache: it is not
     recorded, and its name is returned with the recordings written, so that a run in
-    which one page failed still records the others, and a later run fills it in.
+    which one page failed still records the others, and a later run fills it in. A build
+    whose pages executed with another device, torch or thread count than ``spec``'s is
+    refused with a :class:`ValueError`.
     """
-    provenance = capture_provenance(device, command)
-    gpu_name = provenance["gpu"]["name"] if provenance["gpu"] else ""
-    kind = device_kind(device.split(":", maxsplit=1)[0], gpu_name)
+    provenance = capture_provenance(spec, command)
     # MyST-NB writes each page's notebook beside the site without its outputs (in cache
     # mode they live in jupyter-cache), so the outputs are merged in from the cache
     import nbformat
     from jupyter_cache import get_cache
 
+    folder = build / "jupyter_execute" / SOURCE_LANGUAGE
+    notebooks = {
+        path.stem: nbformat.read(path, 4)
+        for path in sorted(folder.glob("*.ipynb"))
+        if pages is None or path.stem in pages
+    }
+    for page, notebook in notebooks.items():  # before anything is written
+        # the hidden cell execute.context_cell adds names what the page executed with
+        if not any(f"# {spec.context}" in cell.source.splitlines() for cell in notebook.cells):
+            msg = f"{build} did not execute {page}.md with {spec.context}: record a build "
+            raise ValueError(msg + f"made on --device {spec.device}")
     cache = get_cache(str(build / ".jupyter_cache"))
     written, failed = [], []
-    for notebook_path in sorted((build / "jupyter_execute" / SOURCE_LANGUAGE).glob("*.ipynb")):
+    for page, notebook in notebooks.items():
         try:
-            _, notebook = cache.merge_match_into_notebook(nbformat.read(notebook_path, 4))
+            _, executed = cache.merge_match_into_notebook(notebook)
         except KeyError:  # jupyter-cache keeps only a notebook that executed to its end
-            failed.append(notebook_path.stem)
+            failed.append(page)
             continue
-        data, figures = recording_from_notebook(notebook, notebook_path.stem, kind, provenance)
+        data, figures = recording_from_notebook(executed, page, spec.kind, provenance)
         written.append(write_recording(out, data, figures))
     return written, failed
 
 
+def _build(device: str) -> Path:
+    """Build the English edition on ``device`` into ``build/record/<device>``: the folder."""
+    folder = LAYOUT.root / "build" / "record" / device.replace(":", "-")
+    results = build_site(folder / "html", [SOURCE_LANGUAGE], device=device)
+    if any(r.returncode != 0 for r in results):
+        print(f"tensorbook_build.record: the build on {device} failed; recording what executed",
+              file=sys.stderr)  # fmt: skip
+    return folder
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tensorbook_build.record --device DEVICE [--out DIR] [--from-build DIR]``."""
+    """``python -m tensorbook_build.record --device DEVICE [--out DIR] [--from-build DIR]``.
+
+    On a GPU, ``--cpu-build DIR`` is the same machine's CPU build, recorded beside it.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m tensorbook_build.record",
         description="Execute the pages on a device and record their device-dependent outputs.",
@@ -113,9 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", help=f"cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE})")
     parser.add_argument("--out", type=Path, default=LAYOUT.docs / FOLDER, help="docs/recorded")
     parser.add_argument("--from-build", type=Path, help="record from this executed build")
+    parser.add_argument("--cpu-build", type=Path, help="the same machine's CPU build, for a GPU")
     args = parser.parse_args(argv)
     try:
-        device = choose_device(args.device, given_by="--device", default="cpu").device
+        spec = resolve_spec(args.device, given_by="--device")
     except (ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook_build.record: {error}", file=sys.stderr)
         return 2
@@ -123,14 +154,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     # paths in the checkout as the checkout names them: a recording names no machine's folders
     root = f"{LAYOUT.root}/"
     command = "python -m tensorbook_build.record " + shlex.join(a.replace(root, "") for a in given)
-    build = args.from_build
-    if build is None:
-        build = LAYOUT.root / "build" / "record" / device.replace(":", "-")
-        results = build_site(build / "html", [SOURCE_LANGUAGE], device=device)
-        if any(r.returncode != 0 for r in results):
-            print("tensorbook_build.record: the build failed; recording what executed",
-                  file=sys.stderr)  # fmt: skip
-    written, failed = record_build(build, device, args.out, command)
+    if spec.device == "cpu" and args.cpu_build:
+        parser.error("--cpu-build is the CPU build beside a GPU's: give it with --device cuda")
+    named = {"cpu": args.cpu_build, spec.device: args.from_build}  # a GPU's CPU beside it
+    builds = {device: build or _build(device) for device, build in named.items()}
+    try:
+        written, missed = record_build(builds[spec.device], spec, args.out, command)
+        failed = [f"{page}.md" for page in missed]
+        if spec.device != "cpu":  # the same machine's CPU beside each page: what the GPU changed
+            pages, beside = {path.stem for path in written}, args.out / spec.kind / BESIDE
+            for page in pages:  # a GPU's and its CPU's recordings come from one run
+                (beside / f"{page}.json").unlink(missing_ok=True)
+                shutil.rmtree(beside / page, ignore_errors=True)
+            cpu = resolve_spec("cpu", given_by="--cpu-build")
+            done, missed = record_build(builds["cpu"], cpu, beside.parent, command, pages)
+            written += done
+            failed += [f"{page}.md on the CPU beside {spec.kind}" for page in missed]
+    except ValueError as error:
+        print(f"tensorbook_build.record: {error}", file=sys.stderr)
+        return 2
     for path in written:
         print(f"tensorbook_build.record: wrote {path}")
     problems = [
@@ -141,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems:
         print(f"tensorbook_build.record: {problem}", file=sys.stderr)
     for page in failed:
-        print(f"tensorbook_build.record: {page}.md not recorded: it did not execute to its end",
+        print(f"tensorbook_build.record: {page} not recorded: it did not execute to its end",
               file=sys.stderr)  # fmt: skip
     return 1 if problems or failed else 0
 

@@ -126,7 +126,9 @@ def write_site_files(
     common = {
         "project": PROJECT,
         "editions": local,
-        "source": next(e for e in local if e.code == SOURCE_LANGUAGE),
+        # the edition a reader is sent to by default: the source, else (a translation
+        # built alone, --language) the first edition the site has
+        "source": next((e for e in local if e.code == SOURCE_LANGUAGE), local[0]),
     }
     # the favicon inline, as the data of a data: URL, readable and valid inside href="..."
     svg = (layout.conf / STATIC / "favicon.svg").read_text(encoding="utf-8")

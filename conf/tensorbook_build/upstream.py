@@ -6,7 +6,6 @@ against, which ``tests/conf/test_upstream.py`` checks.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import pkgutil
 from collections.abc import Callable
@@ -63,10 +62,6 @@ class PrivateAPI:
 Merge = Callable[[list[Any]], list[Any]]
 _UNDOCUMENTED = "Sphinx documenting it as API (it is undocumented, and widely used)"
 _PROVISIONER = "a public way to start a local kernel's process in jupyter_client"
-_TRUNCATION = (
-    "patch_cache_truncation replaces truncate_caches with one that relies on it",
-    "jupyter-cache picking the records to drop in one query (jupyter_cache/cache/db.py)",
-)
 
 REACHES = (
     PrivateAPI(
@@ -141,13 +136,6 @@ REACHES = (
         "numbered equations rendered as MathML",
         _UNDOCUMENTED,
     ),
-    PrivateAPI("jupyter_cache.cache.main:JupyterCacheBase.truncate_caches", "(self)", *_TRUNCATION),
-    PrivateAPI(
-        "jupyter_cache.cache.main:JupyterCacheBase.remove_cache", "(self, pk: int)", *_TRUNCATION
-    ),
-    PrivateAPI("jupyter_cache.cache.main:CACHE_LIMIT_KEY", None, *_TRUNCATION),
-    PrivateAPI("jupyter_cache.cache.main:DEFAULT_CACHE_LIMIT", None, *_TRUNCATION),
-    PrivateAPI("jupyter_cache.cache.db:NbCacheRecord.accessed", None, *_TRUNCATION),
 )
 
 
@@ -165,33 +153,6 @@ def patch_stream_coalescing(replacement: Merge) -> Merge:
 def adopt_kernel_info(client: KernelClient, reply: dict[str, Any]) -> None:
     """Let a kernel client adapt to the protocol version its kernel's ``reply`` names."""
     client._handle_kernel_info_reply(reply)
-
-
-def patch_cache_truncation() -> None:
-    """Make jupyter-cache pick the records it drops in one query, safe for ``-j``.
-
-    Patching twice is harmless: the replacement calls no original.
-    """
-    from jupyter_cache.cache import main
-    from jupyter_cache.cache.db import NbCacheRecord, Setting, session_context
-    from sqlalchemy import desc
-
-    def truncate_caches(self: main.JupyterCacheBase) -> None:
-        limit = Setting.get_value(main.CACHE_LIMIT_KEY, self.db, main.DEFAULT_CACHE_LIMIT)
-        with session_context(self.db) as session:
-            dropped = [
-                pk
-                for (pk,) in session.query(NbCacheRecord.pk)
-                .order_by(desc(NbCacheRecord.accessed), desc(NbCacheRecord.pk))
-                .offset(limit)
-                .all()
-            ]
-        for pk in dropped:
-            with contextlib.suppress(KeyError):  # another reader dropped it first
-                self.remove_cache(pk)
-
-    truncate_caches.__wrapped__ = main.JupyterCacheBase.truncate_caches  # type: ignore[attr-defined]
-    main.JupyterCacheBase.truncate_caches = truncate_caches  # type: ignore[method-assign]
 
 
 def set_notebook_output_folder(env: BuildEnvironment, folder: str) -> None:

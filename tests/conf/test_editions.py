@@ -234,23 +234,6 @@ def test_a_language_conf_py_does_not_list_stops_the_build(tmp_path):
     assert "tensorbook_build.settings.EDITIONS" in log
 
 
-@pytest.mark.book
-def test_a_missing_translation_fails_the_translated_build(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "index.md").write_text("# Title\n\nFirst sentence.\n\nSecond sentence.\n", "utf-8")
-    write_catalog(
-        docs / "locales" / "zh_CN" / "LC_MESSAGES" / "index.po",
-        'msgid "Title"\nmsgstr "标题"\n\nmsgid "First sentence."\nmsgstr "第一句。"\n\n'
-        '#, fuzzy\nmsgid "Second sentence."\nmsgstr "第二句。"\n',
-    )
-    result = run(sphinx_command(tmp_path / "out" / "html", language="zh_CN", docs=docs))
-    log = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert f"{docs / 'index.md'}:5: WARNING: not translated into zh_CN: 'Second sentence.'" in log
-    assert "First sentence" not in log
-
-
 # -- The built editions ------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ labelled as such; none is a recording of any device.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import shutil
@@ -241,6 +242,16 @@ def test_the_kit_writes_its_summary(tmp_path):
     assert (tmp_path / "kit" / "logs" / "speed.log").is_file()
 
 
+def test_the_kit_records_the_gpu_with_the_same_machine_s_cpu_build_beside_it(tmp_path):
+    from tests.support.kit import steps
+
+    record = {s.name: s.command for s in steps("cuda", tmp_path, tmp_path / "recorded")}["record"]
+    assert record[record.index("--from-build") + 1] == str(tmp_path / "book")
+    assert record[record.index("--cpu-build") + 1] == str(tmp_path / "cpu-book")
+    rehearsal = {s.name: s.command for s in steps("cpu", tmp_path, tmp_path / "recorded")}
+    assert "--cpu-build" not in rehearsal["record"]  # the CPU is the device: nothing beside
+
+
 def test_the_catalog_template_lists_exactly_the_ledger_s_words():
     """conf/_templates/ledger-words.html is how the catalogs learn the ledger's words."""
     from tensorbook_build.extensions.ledger import WORDS
@@ -267,29 +278,82 @@ def test_a_broken_compatibility_file_is_refused_naming_file_and_field(tmp_path, 
     assert "written by nox -s compat: run it again" in errors[0]
 
 
-def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
-    """The first GPU run recorded nothing because two pages failed; now the pages that
-    executed are recorded, and the ones that did not are named for a later run."""
+def _executed(build: Path, context: str, ran: dict[str, str], failed: tuple[str, ...] = ()) -> None:
+    """A build's executed notebooks, as MyST-NB and jupyter-cache leave them: ``ran``, each
+    printing its text in a marked cell, and ``failed``, not in the cache."""
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    from tensorbook_build.record import record_build
+    from tensorbook_build.execute import context_cell
 
-    build = tmp_path / "build"
     executed = build / "jupyter_execute" / "en"
     executed.mkdir(parents=True)
     cache = get_cache(str(build / ".jupyter_cache"))
-    for name in ("ran", "failed"):
-        notebook = _notebook(device_line="Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread")
+    # the hidden cell the build adds, naming what the page executed with
+    hidden = read_page("---\nfile_format: mystnb\n---\n" + context_cell(context, {}))
+    for name in (*ran, *failed):
+        notebook = _notebook(ran.get(name, "not run"), "Executed on CPU · torch 2.13.0")
         notebook.cells.append(nbformat.v4.new_code_cell(f"print({name!r})"))  # its own code
+        notebook.cells.append(nbformat.v4.new_code_cell(hidden.code.popitem()[1]))
+        hidden = read_page("---\nfile_format: mystnb\n---\n" + context_cell(context, {}))
         nbformat.write(notebook, executed / f"{name}.ipynb")
-        if name == "ran":  # jupyter-cache keeps only what executed to its end
-            cache.cache_notebook_bundle(
-                CacheBundleIn(notebook, f"/{name}.md"), check_validity=False
-            )
-    written, failed = record_build(build, "cpu", tmp_path / "recorded", "test")
+        if name in ran:  # jupyter-cache keeps only what executed to its end
+            bundle = CacheBundleIn(notebook, f"/{name}.md")
+            cache.cache_notebook_bundle(bundle, check_validity=False)
+
+
+def test_a_page_that_did_not_execute_is_named_and_the_others_recorded(tmp_path):
+    """The first GPU run recorded nothing because two pages failed; now the pages that
+    executed are recorded, and the ones that did not are named for a later run."""
+    from tensorbook_build.record import record_build
+    from tensorbook_build.spec import resolve_spec
+
+    spec = resolve_spec("cpu", given_by="test")
+    _executed(tmp_path / "build", spec.context, {"ran": "on cpu"}, ("failed",))
+    written, failed = record_build(tmp_path / "build", spec, tmp_path / "recorded", "test")
     assert [path.name for path in written] == ["ran.json"]
     assert failed == ["failed"]
+    # a build whose pages executed with another torch is not recorded as this one's
+    other = dataclasses.replace(spec, torch="2.11.0")
+    with pytest.raises(
+        ValueError, match=r"did not execute failed\.md with device cpu, torch 2\.11"
+    ):
+        record_build(tmp_path / "build", other, tmp_path / "recorded", "test")
+
+
+def test_a_gpu_is_recorded_with_the_same_machine_s_cpu_beside_it(tmp_path, monkeypatch, capsys):
+    """``record --device cuda --from-build B --cpu-build C`` on a test GPU (no device runs)."""
+    from tensorbook_build import record
+    from tensorbook_build.spec import resolve_spec
+
+    cpu = resolve_spec("cpu", given_by="test")
+    gpu = dataclasses.replace(cpu, device="cuda:0", kind="test-gpu")
+    monkeypatch.setattr(
+        record, "resolve_spec", lambda device, **_: gpu if device == "cuda" else cpu
+    )
+    real = record.capture_provenance  # this machine's, but for the test GPU's names
+
+    def provenance(spec, command):
+        test_gpu = {k: PROVENANCE[k] for k in ("device", "model", "gpu")} if spec is gpu else {}
+        return {**real(cpu, command), **test_gpu}
+
+    monkeypatch.setattr(record, "capture_provenance", provenance)
+    _executed(tmp_path / "gpu", gpu.context, {"one": "on cuda:0", "two": "on cuda:0"})
+    _executed(tmp_path / "cpu", cpu.context, {"one": "on cpu"}, ("two",))
+    out = tmp_path / "recorded"
+    stale = out / "test-gpu" / "cpu" / "two.json"  # from an earlier run: it goes
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    argv = ["--device", "cuda", "--from-build", str(tmp_path / "gpu"), "--out", str(out)]
+    assert record.main([*argv, "--cpu-build", str(tmp_path / "cpu")]) == 1
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.json")) == [
+        "test-gpu/cpu/one.json", "test-gpu/one.json", "test-gpu/two.json"
+    ]  # fmt: skip
+    [one] = page_recordings(out, "one")
+    assert one.beside is not None
+    assert one.beside.provenance["device"] == "cpu"
+    assert one.cpu_cell(one.cells[1]).outputs[0] == {"text": "on cpu"}
+    assert "two.md on the CPU beside test-gpu not recorded" in capsys.readouterr().err
 
 
 def test_the_kit_names_each_failure_by_test_or_page(tmp_path):

@@ -29,6 +29,7 @@ from tensorbook.draw.curves import curves_picture
 from tensorbook_build.build import sphinx_command
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import TAG, cell_keys, page_figures, write_recording
+from tensorbook_build.spec import resolve_spec
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 
@@ -191,8 +192,9 @@ def test_the_status_page_lists_every_page_with_its_recordings(ledger_book, langu
 
 def test_the_pdf_shows_the_recorded_outputs_as_a_labelled_block(ledger_book):
     tree, build, _ = ledger_book
+    spec = resolve_spec("cpu", given_by="test", src=tree / "src", work=build)
     command = sphinx_command(
-        build / "html", builder="latex", docs=tree / "docs", conf=tree / "conf"
+        build / "html", builder="latex", spec=spec, docs=tree / "docs", conf=tree / "conf"
     )
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]

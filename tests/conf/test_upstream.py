@@ -6,16 +6,11 @@ before a build silently changes the book.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
-import nbformat
 import pytest
 import sphinx
-from jupyter_cache import get_cache
-from jupyter_cache.base import CacheBundleIn
 
 from tensorbook_build import upstream
 from tensorbook_build.extensions import configuration
@@ -73,66 +68,6 @@ def test_the_theme_still_ships_the_macros_our_template_wraps():
     for macro in ("head_pre_assets", "head_js_preload", "body_post"):
         assert f"macro {macro}()" in macros, macro
     assert sphinx.version_info >= (8,)
-
-
-def _notebook(code: str) -> nbformat.NotebookNode:
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-    return notebook
-
-
-def test_the_cache_still_drops_its_least_recently_used_records_beyond_its_limit(tmp_path):
-    upstream.patch_cache_truncation()
-    cache = get_cache(str(tmp_path))
-    cache.change_cache_limit(2)
-    first, second, third = (
-        cache.cache_notebook_bundle(
-            CacheBundleIn(_notebook(f"x = {n}"), f"/page{n}.md"), check_validity=False
-        )
-        for n in range(3)
-    )
-    assert [r.pk for r in cache.list_cache_records()] == [second.pk, third.pk]
-    assert first.pk not in {r.pk for r in cache.list_cache_records()}
-
-
-# Three readers cache 40 notebooks each at once, as pages read side by side (-j) do.
-# With jupyter-cache's own truncation, two runs here lost 8 and 14 of the 120 records
-# and raised "Notebook file does not exist for cache record PK" once and twice.
-READER = textwrap.dedent(
-    """
-    import sys
-    import nbformat
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-    from tensorbook_build.upstream import patch_cache_truncation
-
-    patch_cache_truncation()
-    cache = get_cache(sys.argv[1])
-    for n in range(40):
-        notebook = nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_code_cell(f"x = '{sys.argv[2]}{n}'")]
-        )
-        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-        cache.cache_notebook_bundle(
-            CacheBundleIn(notebook, f"/{sys.argv[2]}{n}.md"), check_validity=False
-        )
-    """
-)
-
-
-def test_notebooks_cached_side_by_side_are_all_kept(tmp_path):
-    get_cache(str(tmp_path)).list_cache_records()  # the tables, made once
-    readers = [
-        subprocess.Popen(
-            [sys.executable, "-c", READER, str(tmp_path), name],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in "abc"
-    ]
-    printed = [reader.communicate(timeout=120)[1] for reader in readers]
-    assert [reader.returncode for reader in readers] == [0, 0, 0], printed
-    assert len(get_cache(str(tmp_path)).list_cache_records()) == 120
 
 
 def test_jieba_compiles_under_the_suites_warning_filters():

@@ -16,6 +16,7 @@ from tensorbook.draw.autograd import graph_picture
 from tensorbook.draw.boundary import boundary_picture
 from tensorbook.draw.broadcast import broadcast_picture
 from tensorbook.draw.curves import curves_picture
+from tensorbook.draw.digits import confusion_picture, digits_picture, filters_picture
 from tensorbook.draw.grid import float_grid_picture, neighbours
 from tensorbook.draw.joins import join_picture, sources
 from tensorbook.draw.memory import memory_picture
@@ -24,6 +25,7 @@ from tensorbook.draw.svg import MAX_BYTES, Canvas
 from tensorbook.draw.timeline import Span, profile_step, timeline_picture
 from tensorbook.draw.words import WORDS
 from tensorbook.graph import backward_graph
+from tensorbook.images import read_digits
 from tensorbook.plots import loss_figure
 from tensorbook.problem import TUTORIAL_SIZES, Sizes
 from tensorbook.wording import fill, parse
@@ -62,6 +64,23 @@ def _pictures():
             [1 / (e + 1) for e in range(300)], [0.5] * 300, name="demo"
         ),
         "losses": lambda: loss_figure(_float32_runs(), against="NumPy · float64"),
+        # the heaviest digits picture the book draws: sixteen of its images
+        "digits": lambda: digits_picture(
+            read_digits()[0][:16], read_digits()[1][:16], name="splits.train"
+        ),
+        "mistakes": lambda: digits_picture(
+            read_digits()[0][:3],
+            read_digits()[1][:3],
+            predicted=torch.tensor([1, 1, 1]),
+            name="cnn",
+        ),
+        "filters": lambda: filters_picture(
+            torch.randn(8, 1, 3, 3, generator=torch.Generator().manual_seed(0)), name="cnn[0]"
+        ),
+        "confusion": lambda: confusion_picture(
+            torch.randint(0, 40, (10, 10), generator=torch.Generator().manual_seed(0)),
+            name="cnn",
+        ),
     }
 
 
@@ -299,3 +318,25 @@ def test_a_faint_line_is_faint_in_the_pdf_too():
     latex = picture_latex(canvas.picture(("result", {}), ("result", {})).svg)
     assert r"\draw[draw opacity=0.25] (0,10) -- (90,10);" in latex
     assert r"\draw[dashed] (0,20) -- (90,20);" in latex
+
+
+def test_the_digits_picture_draws_each_pixel_at_the_step_of_its_value():
+    """Every pixel of the images lies in exactly one box, whose opacity is its value's
+    step; blank pixels in none."""
+    images = read_digits()[0][:2].float()
+    picture = digits_picture(images, torch.tensor([0, 1]), name="x")
+    root = ET.fromstring(picture.svg)
+    steps = torch.zeros(2, 8, 8)
+    for group in root.iter(f"{SVG}g"):
+        opacity = group.get("fill-opacity")
+        if opacity is None or group.get("stroke") is not None:
+            continue
+        for rect in group.iter(f"{SVG}rect"):
+            x, y, w, h = (float(rect.get(a)) for a in ("x", "y", "width", "height"))
+            image = int((x - 6) // 36)  # side by side, 36 units apart, from x = 6
+            left, top = round((x - 6 - image * 36) / 4), round((y - 6) / 4)
+            cells = steps[image, top : top + round(h / 4), left : left + round(w / 4)]
+            assert (cells == 0).all(), "a pixel drawn twice"
+            cells += float(opacity)
+    expected = torch.ceil(images[:, 0] / images.max() * 4) / 4
+    assert torch.allclose(steps, expected)

@@ -32,6 +32,9 @@ def test_the_wheel_holds_the_package_alone_and_is_the_same_bytes_each_time(tmp_p
         assert all(n.startswith(("tensorbook/", info)) for n in names), names
         assert "tensorbook/__init__.py" in names
         assert "tensorbook/__main__.py" in names  # python -m tensorbook
+        # the images chapter's data, and its licence, travel with the package
+        assert "tensorbook/data/digits.csv.gz" in names
+        assert "tensorbook/data/digits-LICENSE.txt" in names
         assert not any("tensorbook_build" in n for n in names)
         for line in wheel.read(info + "RECORD").decode().splitlines():
             name, digest, size = line.split(",")

@@ -25,6 +25,7 @@ CHAPTERS = [
     "nn_optim",
     "training",
     "classification",
+    "images",
     "cuda",
     "speed",
 ]

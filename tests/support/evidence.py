@@ -68,9 +68,10 @@ def gather(device_name: str, command: str) -> dict[str, Any]:
     from tensorbook.speed.step import timing_lr, torch_step
     from tensorbook.speed.waits import common_calls, mask_events, waits_for_gpu
     from tensorbook_build.record import capture_provenance
+    from tensorbook_build.spec import resolve_spec
 
     device = torch.device(device_name)
-    found = capture_provenance(device_name, command)
+    found = capture_provenance(resolve_spec(device_name, given_by="--device"), command)
     gpu = found["gpu"] or {}
     step_tensors = as_tensors(make_problem(TUTORIAL_SIZES), device)
     lr = timing_lr(TUTORIAL_SIZES)

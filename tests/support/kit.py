@@ -2,7 +2,8 @@
 
 One offline command for a GPU machine (conf/README.md, "On a GPU"): the device check,
 the doctests and the fast tests on the device, the book built on the device and on the
-CPU, both builds' recordings (into ``docs/recorded`` for a GPU) and the speed figures.
+CPU, the GPU's recordings with the same machine's CPU beside them (into ``docs/recorded``
+for a GPU) and the speed figures.
 ``DIR/logs/<step>.log`` holds each step's output, ``DIR/summary.json`` and ``summary.txt``
 each step's status and seconds, the tests' counts and the figures. A failed step does not
 stop the kit; it then exits non-zero.
@@ -64,7 +65,7 @@ print(json.dumps(figures))
 SPEED_THREADS = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
 # a recording only from a build that ran: the pages that executed are recorded even where
 # another page failed, and the summary names the ones that did not
-NEEDS = {"record": "book", "record-cpu": "cpu-book"}
+NEEDS = {"record": "book"}
 # the lines of a step's log that say what failed, by step: a page's error, a test's id
 FAILURE_LINES = {
     "book": re.compile(
@@ -73,7 +74,6 @@ FAILURE_LINES = {
     "cpu-book": re.compile(r"^(ERROR: .*|tensorbook_build: .* failed)$"),
     "record": re.compile(r"^tensorbook_build\.record: .*(not recorded|differs|untagged).*$"),
 }
-FAILURE_LINES["record-cpu"] = FAILURE_LINES["record"]
 
 
 @dataclass
@@ -122,6 +122,7 @@ def steps(device: str, out: Path, recorded: Path) -> list[Step]:
     pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--device", device]
     build = [python, "-m", "tensorbook_build", "--device"]
     record = [python, "-m", "tensorbook_build.record", "--device"]
+    gpu = device != "cpu"  # whose recording has the same machine's CPU beside it
     return [
         Step("device", [python, "-m", "tensorbook.device", device]),
         Step("doctests", [*pytest, "--doctest-glob=*.md", f"--junitxml={out / 'doctests.xml'}",
@@ -130,10 +131,8 @@ def steps(device: str, out: Path, recorded: Path) -> list[Step]:
         Step("book", [*build, device, "--site", str(out / "book" / "html")]),
         Step("cpu-book", [*build, "cpu", "--language", "en", "--site",
                           str(out / "cpu-book" / "html")]),
-        Step("record", [*record, device, "--from-build", str(out / "book"),
-                        "--out", str(recorded)]),
-        Step("record-cpu", [*record, "cpu", "--from-build", str(out / "cpu-book"),
-                            "--out", str(recorded)]),
+        Step("record", [*record, device, "--from-build", str(out / "book"), "--out",
+                        str(recorded), *(["--cpu-build", str(out / "cpu-book")] if gpu else [])]),
         Step("evidence", [python, "-m", "tests.support.evidence", "--device", device,
                           "--out", str(out / "evidence.json")]),
         Step("speed", [python, "-c", SPEED_SCRIPT, device], env=SPEED_THREADS),
@@ -194,7 +193,7 @@ def run_kit(
     figures: dict[str, object] = {}
     for step in kit:
         if (
-            (device == "cpu" and step.name in ("cpu-book", "record-cpu"))  # the same build
+            (device == "cpu" and step.name == "cpu-book")  # the same build
             or (only is not None and step.name not in only)
             or (step.name in NEEDS and by_name[NEEDS[step.name]].status == "skipped")
         ):

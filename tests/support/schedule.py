@@ -25,10 +25,14 @@ if TYPE_CHECKING:
 ONE_WORKER = {
     "tests/book/test_browser.py": "Chromium, and each view of a page it loaded",
     "tests/book/test_downloads.py": "the reader's environment and the site it reads",
+    "tests/conf/test_editions_fixture.py": "a fixture book, both editions built",
     "tests/conf/test_fixture_book.py": "the fixture book, built",
     "tests/conf/test_hooks.py": "Sphinx with the book's configuration",
+    "tests/conf/test_hosting_fixture.py": "a fixture book, built at each address",
     "tests/conf/test_ledger_book.py": "a copy of the book with recorded outputs, built",
+    "tests/conf/test_ledger_fixture.py": "the one-page fixture book with its recordings, built",
     "tests/conf/test_pdf.py": "each edition's PDF",
+    "tests/conf/test_provenance_fixture.py": "a fixture book in git, built",
 }
 """The test files whose tests share a fixture made once per file or session, and what."""
 SPLIT_SCOPE_SIGNATURE = "(self, nodeid: 'str') -> 'str'"

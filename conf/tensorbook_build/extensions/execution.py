@@ -24,7 +24,6 @@ from tensorbook_build.spec import read_spec
 from tensorbook_build.stage import is_cached, page_run
 from tensorbook_build.upstream import (
     notebook_cache_path,
-    patch_cache_truncation,
     set_notebook_output_folder,
 )
 
@@ -79,7 +78,6 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     """Register the handlers (the spec is read by extensions.configuration)."""
-    patch_cache_truncation()
     hooks.connect(app, __name__)
     # a new torch, or an edit to the build's code, makes Sphinx read every page again
     build_code = code_digest(Path(__file__).resolve().parents[1])

@@ -1,13 +1,18 @@
 """Sphinx adapter for :mod:`tensorbook_build.ledger`: recorded outputs beside the build's own.
 
 After each cell tagged ``device-dependent``, each other device's recording of it, in a
-fold labelled with its provenance and a badge: the same as this build's, different (with
-a diff), or stale. ``{recorded}`name```: a figure the prose takes from a GPU's output
-(:data:`tensorbook_build.ledger.FIGURES`). The status page is :mod:`.status`'s.
+fold labelled with its provenance and a badge: the same, different (with a diff), or
+stale. The same as, or different from, the same machine's CPU recorded beside it (what
+the device changed); without one, this page's output, and the fold says so. It says too
+when the recording's torch, Python or NumPy are not this build's. ``{recorded}`name```:
+a figure the prose takes from a GPU's output (:data:`tensorbook_build.ledger.FIGURES`).
+The status page is :mod:`.status`'s.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import platform
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +41,15 @@ WORDS = (
     SAME_BUT_DEVICE := "same as this page's output, but for the device its tensors are on",
     DIFFERENT := "differs from this page's output",
     DIFF_KEY := "Lines that differ (− this page's, + recorded):",
+    NO_CPU := "Compared with this page's output: no run on the same machine's CPU was recorded.",
+    CPU_SAME := "same as on the same machine's CPU",
+    CPU_SAME_VALUES := "same as on the same machine's CPU, but for the device its tensors are on",
+    CPU_DIFFERENT := "differs from the same machine's CPU",
+    CPU_DIFF_KEY := "What the device changed (− the same machine's CPU, + this device):",
+    VERSIONS := (
+        "Recorded with torch {torch}, Python {python}, NumPy {numpy}; this page was built "
+        "with torch {own_torch}, Python {own_python}, NumPy {own_numpy}."
+    ),
     MORE_LINES := "... {count} more lines",
     STALE_CODE := "stale: the cell's code changed since it was recorded",
     NOT_SHOWN := "What it printed then is not shown: it may not be what this cell prints.",
@@ -45,6 +59,9 @@ WORDS = (
     RECORDED_PICTURE := "recorded on another machine",
     CONTRIBUTED := "contributed by a reader",
 )
+# the badges and the diff's key, by what a recording is compared with
+PAGE_WORDS = (SAME, SAME_BUT_DEVICE, DIFFERENT, DIFF_KEY)
+CPU_WORDS = (CPU_SAME, CPU_SAME_VALUES, CPU_DIFFERENT, CPU_DIFF_KEY)
 
 
 class recorded_fold(nodes.General, nodes.Element):
@@ -107,80 +124,35 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     for path in _files(app, docname):
         app.env.note_dependency(path)
     everyone = page_recordings(app.srcdir, docname)
-    own = read_spec(app.config.tensorbook_spec).kind
+    spec = read_spec(app.config.tensorbook_spec)
     _fill_figures(app, doctree, docname, everyone)
-    recordings = [r for r in everyone if r.kind != own]
+    recordings = [r for r in everyone if r.kind != spec.kind]
     if not recordings:
         return
     translate = get_translation("sphinx")
-    recorded_label = translate(RECORDED_PICTURE)
     current = current_cells(app, docname)
     aligned = {r.kind: recorded_cells(r, current) for r in recordings}
+    numpy = importlib.metadata.version("numpy")
+    built = _versions(spec.torch, platform.python_version(), numpy)
     stale: list[str] = []
     for cell in list(doctree.findall(nodes.container)):
         if cell.get("nb_element") != "cell_code" or f"tag_{ledger.TAG}" not in cell["classes"]:
             continue
         index = cell["cell_index"]
         source, modules = current.get(index, ("", {}))
-        outputs = cell.findall(nodes.literal_block)
-        own_texts = [b.astext().rstrip("\n") for b in outputs if "output" in b["classes"]]
-        own_pictures = [
-            n.astext() for n in cell.findall(nodes.raw) if pictures.CLASS in n["classes"]
-        ]
+        own = (
+            [b.astext().rstrip("\n") for b in cell.findall(nodes.literal_block)
+             if "output" in b["classes"]],
+            [n.astext() for n in cell.findall(nodes.raw) if pictures.CLASS in n["classes"]],
+        )  # fmt: skip
         for recording in recordings:
             recorded = aligned[recording.kind].get(index)
             if recorded is None:
                 continue
             state = ledger.freshness(recorded, source, modules)
-            texts = [o["text"] for o in recorded.outputs if "text" in o]
-            drawn = {
-                o["image"]: pictures.as_recorded(_svg(recording, o["image"]), recorded_label)
-                for o in recorded.outputs
-                if "image" in o
-            }
-            # a PNG (its text "") is never the same as this build's pictures
-            same = texts == own_texts and list(drawn.values()) == own_pictures
-            # a tensor on a GPU prints its device beside its values: the rest may be the same
-            same_values = (
-                not same
-                and [ledger.but_for_the_device(t) for t in texts]
-                == [ledger.but_for_the_device(t) for t in own_texts]
-                and list(drawn.values()) == own_pictures
-            )
-            if state.code_changed:
-                badge = translate(STALE_CODE)
-            elif state.stale:
-                badge = translate(STALE_MODULES).format(modules=", ".join(state.modules))
-            else:
-                badge = translate(SAME if same else SAME_BUT_DEVICE if same_values else DIFFERENT)
             if state.stale:
                 stale.append(f"cell {index} on {recording.kind} ({state.why})")
-            summary = recorded_summary("", "", nodes.Text(_label(recording, translate) + " · "))
-            summary += nodes.inline("", badge, classes=["tb-recorded-badge"])
-            note = nodes.paragraph("", translate(NOT_THIS_BUILD), classes=["tb-recorded-note"])
-            fold = recorded_fold("", summary, note, classes=["tb-recorded"])
-            cell.append(fold)
-            if state.code_changed:  # which cell printed them is a guess: they are not shown
-                fold += nodes.paragraph("", translate(NOT_SHOWN), classes=["tb-recorded-note"])
-                continue
-            for item in recorded.outputs:
-                if "text" in item:
-                    fold += _literal(item["text"], "tb-recorded-output")
-                elif pictures.is_picture(svg := drawn[item["image"]]):
-                    # inline, translated and redrawn for the PDF as the build's own pictures are
-                    fold += nodes.raw("", svg, format="html", classes=[pictures.CLASS])
-                else:
-                    uri = Path("/", ledger.FOLDER, recording.kind, item["image"]).as_posix()
-                    alt = f"{recording.kind}: {Path(item['image']).name}"
-                    fold += nodes.image(uri=uri, alt=alt)
-            if texts and own_texts and not (state.stale or same or same_values):
-                lines = ledger.diff_lines("\n".join(texts), "\n".join(own_texts))
-                fold += nodes.paragraph("", translate(DIFF_KEY), classes=["tb-recorded-note"])
-                fold += _literal("\n".join(lines[: ledger.DIFF_LINES]), "tb-recorded-diff")
-                # how many more: in the edition's words, not in the output
-                if len(lines) > ledger.DIFF_LINES:
-                    more = translate(MORE_LINES).format(count=len(lines) - ledger.DIFF_LINES)
-                    fold += nodes.paragraph("", more, classes=["tb-recorded-note"])
+            cell.append(_fold(recording, recorded, state, own, built, translate))
     if app.config.language != SOURCE_LANGUAGE:
         return  # logged once, not once per edition
     if stale:  # logged, not a warning (-W): only nox -s record on that device refreshes them
@@ -192,6 +164,93 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
     # a reader's receipt is not the book's to tag by: nox -s record -- --import lists them
     for problem in ledger.unmarked_differences([r for r in everyone if not r.contributed]):
         logger.warning("tensorbook: %s", problem, location=docname)
+
+
+def _versions(torch: str, python: str, numpy: str) -> dict[str, str]:
+    """What a recording's outputs may differ by besides the device: the releases, not builds."""
+    release = torch.split("+", maxsplit=1)[0]
+    return {"torch": release, "python": ".".join(python.split(".")[:2]), "numpy": numpy}
+
+
+def _outputs(
+    recording: ledger.Recording, cell: ledger.Cell, label: str
+) -> tuple[list[str], list[str | None]]:
+    """A recorded cell's texts, and its pictures' SVG as drawn there (``None``: a PNG)."""
+    svgs = [_svg(recording, o["image"]) for o in cell.outputs if "image" in o]
+    drawn = [pictures.as_recorded(s, label) if pictures.is_picture(s) else None for s in svgs]
+    return [o["text"] for o in cell.outputs if "text" in o], drawn
+
+
+def _fold(
+    recording: ledger.Recording,
+    recorded: ledger.Cell,
+    state: ledger.Freshness,
+    own: tuple[Sequence[str], Sequence[str | None]],
+    built: dict[str, str],
+    translate: Callable[[str], str],
+) -> recorded_fold:
+    """One recording of a cell: its provenance, its badge and outputs, and what differs.
+
+    What differs is what the device changed, against the same machine's CPU recorded
+    beside it; without one, against this page's outputs (``own``: texts, pictures).
+    """
+    label = translate(RECORDED_PICTURE)
+    texts, drawn = _outputs(recording, recorded, label)
+    cpu = recording.cpu_cell(recorded)
+    base: tuple[Sequence[str], Sequence[str | None]] = own
+    words = PAGE_WORDS
+    if cpu is not None and recording.beside is not None:
+        base, words = _outputs(recording.beside, cpu, label), CPU_WORDS
+    base_texts, base_drawn = base
+    # a PNG (None) is never the same as another picture
+    pictures_same = drawn == list(base_drawn) and None not in drawn
+    same = pictures_same and texts == list(base_texts)
+    # a tensor on a GPU prints its device beside its values: the rest may be the same
+    same_values = pictures_same and [ledger.but_for_the_device(t) for t in texts] == [
+        ledger.but_for_the_device(t) for t in base_texts
+    ]
+    if state.code_changed:
+        badge = translate(STALE_CODE)
+    elif state.stale:
+        badge = translate(STALE_MODULES).format(modules=", ".join(state.modules))
+    else:
+        badge = translate(words[0] if same else words[1] if same_values else words[2])
+    summary = recorded_summary("", "", nodes.Text(_label(recording, translate) + " · "))
+    summary += nodes.inline("", badge, classes=["tb-recorded-badge"])
+    fold = recorded_fold("", summary, _note(translate(NOT_THIS_BUILD)), classes=["tb-recorded"])
+    theirs = _versions(*(recording.provenance[n] for n in ("torch", "python", "numpy")))
+    if theirs != built:
+        own_versions = {f"own_{name}": version for name, version in built.items()}
+        fold += _note(translate(VERSIONS).format(**theirs, **own_versions))
+    if state.code_changed:  # which cell printed them is a guess: they are not shown
+        fold += _note(translate(NOT_SHOWN))
+        return fold
+    if words is PAGE_WORDS and not state.stale:
+        fold += _note(translate(NO_CPU))
+    left = iter(drawn)
+    for item in recorded.outputs:
+        if "text" in item:
+            fold += _literal(item["text"], "tb-recorded-output")
+        elif (svg := next(left)) is not None:
+            # inline, translated and redrawn for the PDF as the build's own pictures are
+            fold += nodes.raw("", svg, format="html", classes=[pictures.CLASS])
+        else:
+            uri = Path("/", ledger.FOLDER, recording.kind, item["image"]).as_posix()
+            fold += nodes.image(uri=uri, alt=f"{recording.kind}: {Path(item['image']).name}")
+    # against this page's outputs, a stale recording differs by its code, not by the device
+    compared = words is CPU_WORDS or not state.stale
+    differs = compared and texts and base_texts and not (same or same_values)
+    lines = ledger.diff_lines("\n".join(texts), "\n".join(base_texts)) if differs else []
+    if lines:
+        fold += _note(translate(words[3]))
+        fold += _literal("\n".join(lines[: ledger.DIFF_LINES]), "tb-recorded-diff")
+        if len(lines) > ledger.DIFF_LINES:  # how many more: in the edition's words
+            fold += _note(translate(MORE_LINES).format(count=len(lines) - ledger.DIFF_LINES))
+    return fold
+
+
+def _note(text: str) -> nodes.paragraph:
+    return nodes.paragraph("", text, classes=["tb-recorded-note"])
 
 
 def _own_text(doctree: nodes.document, index: int) -> str:
@@ -317,7 +376,8 @@ def recorded_cells(
 
 def _files(app: Sphinx, page: str) -> set[Path]:
     """The page's recordings and their figures: it is read again when one changes."""
-    found = Path(app.srcdir, ledger.FOLDER).glob(f"*/{page}.json")
+    root = Path(app.srcdir, ledger.FOLDER)
+    found = [*root.glob(f"*/{page}.json"), *root.glob(f"*/{ledger.BESIDE}/{page}.json")]
     return {file for path in found for file in (path, *ledger.figure_files(path.parent / page))}
 
 

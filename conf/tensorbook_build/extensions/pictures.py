@@ -42,18 +42,25 @@ def is_picture(svg: str) -> bool:
 
 
 def as_recorded(svg: str, label: str) -> str:
-    """``svg``, drawn on another device, its "measured" label replaced by ``label``.
+    """``svg``, drawn on another device: a measurement's words about this build become ``label``.
 
-    The label is the edition's words already, so it is no longer marked for translation.
+    A picture labelled "measured" is a measurement: its label and its description (which
+    says it was measured while the page was built) are replaced, in the edition's words
+    already, so no longer marked for translation.
 
-    >>> as_recorded('<svg><text x="8" data-w="measured">measured in this build</text></svg>', "r")
-    '<svg><text x="8">r</text></svg>'
+    >>> as_recorded('<svg><desc data-w="d">this build</desc><text data-w="measured">here</text>'
+    ...             '<text data-w="x">1 µs</text></svg>', "r")
+    '<svg><desc>r</desc><text>r</text><text data-w="x">1 µs</text></svg>'
     """
-    return re.sub(
-        r'(<text\b[^>]*?)\s+data-w="measured"([^>]*>)[^<]*(</text>)',
-        lambda m: m[1] + m[2] + escape(label, quote=False) + m[3],
-        svg,
-    )
+    if 'data-w="measured"' not in svg:
+        return svg
+
+    def one(m: re.Match[str]) -> str:
+        if m[2] == "text" and m[3] != "measured":
+            return m[0]
+        return m[1] + m[4] + escape(label, quote=False) + m[5]
+
+    return re.sub(r'(<(desc|text)\b[^>]*?)\s+data-w="(\w+)"([^>]*>)[^<]*(</\2>)', one, svg)
 
 
 def translate_picture(svg: str, translate: Callable[[str], str | None]) -> str:

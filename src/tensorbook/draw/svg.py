@@ -165,6 +165,25 @@ class Canvas:
         )
         self._reach(y + h)
 
+    def shade(self, x: float, y: float, w: float, h: float, *, tone: str, opacity: float) -> None:
+        """A box in one of :data:`TONES` at ``opacity`` (0 to 1), without an outline: a pixel.
+
+        Raises
+        ------
+        ValueError
+            If ``opacity`` is not between 0 and 1.
+        """
+        if not 0 <= opacity <= 1:
+            msg = f"opacity {opacity} is not between 0 and 1"
+            raise ValueError(msg)
+        self._parts.append(
+            (
+                f'fill="{TONES[tone]}" fill-opacity="{round(opacity, 2):g}"',
+                f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"/>',
+            )
+        )
+        self._reach(y + h)
+
     def line(
         self,
         x1: float,

@@ -100,6 +100,28 @@ WORDS: dict[str, str] = {
     "lowest_epoch": "lowest validation loss: epoch {epoch}",
     "training_loss": "training loss",
     "validation_loss": "validation loss",
+    # images, filters and a confusion matrix (tensorbook.draw.digits)
+    "digits_title": "{count} images of {name}, with their labels",
+    "digits_desc": (
+        "{count} images, each drawn from its pixels, stronger in colour where a pixel's "
+        "value is higher; under each, its label."
+    ),
+    "mistakes_title": "{count} images {name} gets wrong",
+    "mistakes_desc": (
+        "Each image drawn from its pixels; under it, its label, then the digit {name} predicted."
+    ),
+    "filters_title": "The {count} learned filters of {name}, {size} each",
+    "filters_desc": (
+        "Each filter's weights, blue where positive and orange where negative, stronger "
+        "the larger; the largest weight is {largest} in size."
+    ),
+    "confusion_title": "Confusion matrix of {name}",
+    "confusion_desc": (
+        "A row for each true digit and a column for each predicted one; each cell counts "
+        "the images, {right} of {total} on the diagonal, where the prediction is right."
+    ),
+    "true_digit": "true digit",
+    "predicted_digit": "predicted digit",
     # loss against the step (tensorbook.plots)
     "loss_title": "The loss of {names} at each step, on a log scale",
     "loss_desc": (
