@@ -19,6 +19,7 @@
     nox -s bench                     # build times: cold, no-op, prose edit, src edit
     nox -s wheels -- --python-version 3.12  # wheels to build on an offline GPU machine
     nox -s record -- --device cuda   # record the device-dependent outputs in docs/recorded
+    nox -s record -- --import FILE   # a reader's receipt, checked, as a contributed recording
     nox -s kit -- --device cuda --out DIR  # the whole GPU check, offline, into DIR
     TENSORBOOK_TORCH=2.11.0 nox -s compat  # doctests and pages with that torch, recorded
 
@@ -510,9 +511,13 @@ def record(session: nox.Session) -> None:
 
     Writes docs/recorded/<kind>/<page>.json (and figures) with the run's provenance, then
     fails if a cell differs between two devices' recordings without being tagged
-    device-dependent.
+    device-dependent. ``-- --import FILE`` imports a reader's receipt instead
+    (tensorbook_build.receipts), executing nothing.
     """
     _install(session, "docs")
+    if session.posargs[:1] == ["--import"]:
+        session.run("python", "-m", "tensorbook_build.receipts", *session.posargs[1:])
+        return
     session.run("python", "-m", "tensorbook_build.record", *session.posargs)
 
 

@@ -13,10 +13,12 @@ import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import jupytext
 import nbformat
 
+from tensorbook.recording import BOOK, PAGE_CELLS
 from tensorbook_build.execute import HIDDEN, Cell, Page
 
 FOLDER = "downloads"  # in each edition's folder
@@ -306,6 +308,7 @@ def notebook_for(
     cells = [nbformat.v4.new_markdown_cell(intro)]
     if install:
         cells.append(nbformat.v4.new_code_cell(install))
+    origins: dict[int, dict[str, Any]] = {}  # by position in cells: the page's code cell it is
     in_solution = False  # an exercise's solution stays checked, as the page checks it
     titled = False  # the page's title is in the intro, the first cell: not in the page's text
     for cell in page.cells:
@@ -321,14 +324,25 @@ def notebook_for(
                 text, titled = text.lstrip().partition("\n")[2].lstrip("\n"), True
         elif verdict_words is not None and not in_solution and is_build_check(cell):
             text = verdict_code(text, (checks or {}).get(text.strip(), ""), verdict_words)
+        if cell.kind == "code":
+            origins[len(cells)] = {
+                "index": cell.index,
+                **({"code": cell.source} if text != cell.source else {}),
+            }
         cells.append(getattr(nbformat.v4, f"new_{cell.kind}_cell")(text, metadata=cell.metadata))
     # the build's settings, and where the prose's recorded figures come from (ledger.FIGURES)
     build_only = ("mystnb", "file_format", "recorded_figures")
     metadata = {k: v for k, v in page.metadata.items() if k not in build_only}
-    kept = [c for c in [*cells, *closing] if c.source.strip()]
-    notebook: nbformat.NotebookNode = nbformat.v4.new_notebook(cells=kept, metadata=metadata)
+    kept = [(n, c) for n, c in enumerate([*cells, *closing]) if c.source.strip()]
+    notebook: nbformat.NotebookNode = nbformat.v4.new_notebook(
+        cells=[c for _, c in kept], metadata=metadata
+    )
+    page_cells = []  # which of the page's code cells each is (PAGE_CELLS), for a receipt
     for number, cell in enumerate(notebook.cells):
         cell.id = f"cell-{number}"  # numbered, so that two builds write the same file
+        if (position := kept[number][0]) in origins:
+            page_cells.append({"id": cell.id, **origins[position]})
+    notebook.metadata[PAGE_CELLS] = page_cells
     nbformat.validate(notebook)
     return notebook
 
@@ -380,6 +394,8 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
     (the one that installs the package).
     """
     copy = nbformat.from_dict(notebook)
+    for key in (PAGE_CELLS, BOOK):  # what a receipt reads: not the script's
+        copy.metadata.pop(key, None)
     for cell in (c for c in copy.cells if c.cell_type == "code"):
         cell.source = shown(cell.source)
         if TAUGHT_ERROR in cell.metadata.get("tags", []):

@@ -65,6 +65,7 @@ class Recording:
     provenance: dict[str, Any]
     cells: tuple[Cell, ...]
     beside: Recording | None = None  # the same machine's CPU in the same run (BESIDE)
+    contributed: dict[str, str] | None = None  # a reader's receipt: when it was imported
 
     def cpu_cell(self, cell: Cell) -> Cell | None:
         """The CPU's run of ``cell`` of this recording, where one was recorded beside it."""
@@ -232,7 +233,10 @@ def load_recording(path: Path) -> Recording:
             if "image" in item and not (path.parent / item["image"]).is_file():
                 raise _fail(path, f"field cells[{number}].outputs: {item['image']} is missing")
     cells = tuple(Cell(**{**c, "outputs": tuple(c["outputs"])}) for c in data["cells"])
-    return Recording(path, data["page"], data["kind"], data["provenance"], cells)
+    contributed = data.get("contributed")
+    return Recording(
+        path, data["page"], data["kind"], data["provenance"], cells, contributed=contributed
+    )
 
 
 def page_recordings(root: Path, page: str) -> list[Recording]:

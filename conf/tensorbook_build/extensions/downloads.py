@@ -19,9 +19,11 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from tensorbook.recording import BOOK
 from tensorbook_build.catalogs import catalog_folders, page_translations
 from tensorbook_build.downloads import (
     COMPARE,
+    DEVICE_DEPENDENT,
     FOLDER,
     comparison_cells,
     download_name,
@@ -34,6 +36,8 @@ from tensorbook_build.downloads import (
 from tensorbook_build.execute import Page, read_page
 from tensorbook_build.extensions import hooks, ledger
 from tensorbook_build.extensions.pysource import source_without_docstrings
+from tensorbook_build.ledger import page_figures as figure_places
+from tensorbook_build.notebooks import colab_url
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 from tensorbook_build.upstream import notebook_output_folder
 
@@ -85,14 +89,42 @@ def write_downloads(app: Sphinx) -> None:
             app.builder.templates.render("downloads-intro.html", {"title": title, **site}).strip(),
             messages,
             install=install,
-            closing=_closing(cells, docname, page, (words["before"], words["after"])),
+            closing=[
+                *_closing(cells, docname, page, (words["before"], words["after"])),
+                *_receipt_cell(app, docname, page),
+            ],
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
             plain=functools.partial(plain_markdown, values=values, titles=titles, source=_source),
         )
+        notebook.metadata[BOOK] = _book(app, docname, page, values)
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
         (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
+
+
+def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict[str, Any]:
+    """What a receipt of the page needs to know of the book (:data:`tensorbook.recording.BOOK`).
+
+    The commit is the one the footer names: the receipt's cells are checked against it.
+    """
+    commit = app.config.html_context["tensorbook_commit"]
+    sha = "unknown" if commit is None else commit.sha + ("+modified" if commit.modified else "")
+    try:
+        declared = figure_places(page.metadata, page.code)
+    except ValueError:  # the build has said so (extensions.ledger)
+        declared = {}
+    device, torch, date = (values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
+    source = f"{device} · torch {torch} · {date}"
+    figures = {
+        name: {"cell": f.cell, "pattern": f.pattern, "book": values.get(f"recorded:{name}", "?"),
+               "source": source}
+        for name, f in declared.items()
+    }  # fmt: skip
+    repository = app.config.tensorbook_repository  # where to send a receipt, if configured
+    date = "" if commit is None else commit.date
+    return {"page": docname, "commit": sha, "commit_date": date, "version": app.config.release, "figures": figures,
+            "repository": repository}  # fmt: skip
 
 
 def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, str]:
@@ -145,6 +177,20 @@ def _closing(
     return comparison_cells(page.cells, [device_line, *compared], words)
 
 
+def _receipt_cell(app: Sphinx, docname: str, page: Page) -> list[nbformat.NotebookNode]:
+    """The last cell of a page with device-dependent cells: how to send the book a receipt."""
+    if not any(DEVICE_DEPENDENT in cell.tags for cell in page.cells):
+        return []
+    address = f"{app.config.tensorbook_base_url}{app.config.language}/{FOLDER}"
+    context = {
+        "chapter": docname,
+        "notebook_url": f"{address}/{download_name(docname)}.ipynb",
+        "repository": app.config.tensorbook_repository,
+    }
+    text = app.builder.templates.render("downloads-receipt.html", context).strip()
+    return [nbformat.v4.new_markdown_cell(text)]
+
+
 def _add_links(
     app: Sphinx,
     pagename: str,
@@ -154,6 +200,11 @@ def _add_links(
 ) -> None:
     name = f"{relative_root(pagename)}{FOLDER}/{download_name(pagename)}"
     links = {"notebook": f"{name}.ipynb", "script": f"{name}.py"}
+    config = app.config  # Colab opens the notebook the publishing workflow put on a branch
+    colab = colab_url(
+        config.tensorbook_repository, config.tensorbook_base_url, config.language, pagename
+    )
+    links["colab"] = colab or ""
     context["tensorbook_downloads"] = links if is_chapter(app, pagename) else None
 
 

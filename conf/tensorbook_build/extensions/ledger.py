@@ -57,6 +57,7 @@ WORDS = (
     NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
     FIGURES_STALE := "; recorded before this page's code last changed",
     RECORDED_PICTURE := "recorded on another machine",
+    CONTRIBUTED := "contributed by a reader",
 )
 # the badges and the diff's key, by what a recording is compared with
 PAGE_WORDS = (SAME, SAME_BUT_DEVICE, DIFFERENT, DIFF_KEY)
@@ -100,7 +101,8 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
     cuda = [f"CUDA {p['gpu']['cuda']}"] if p["gpu"] and p["gpu"]["cuda"] else []
     model = translate(RECORDED_ON).format(model=p["model"])
     commit = translate(COMMIT).format(commit=p["commit"][:7])
-    return " · ".join([model, *cuda, f"torch {p['torch']}", p["run_date"], commit])
+    by = [translate(CONTRIBUTED)] if recording.contributed else []  # a receipt, imported
+    return " · ".join([*by, model, *cuda, f"torch {p['torch']}", p["run_date"], commit])
 
 
 def current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
@@ -159,7 +161,8 @@ def _show_recordings(app: Sphinx, doctree: nodes.document) -> None:
         logger.info(
             "tensorbook: %s.md has stale recordings (%s): %s", docname, refresh, stale_cells
         )
-    for problem in ledger.unmarked_differences(everyone):
+    # a reader's receipt is not the book's to tag by: nox -s record -- --import lists them
+    for problem in ledger.unmarked_differences([r for r in everyone if not r.contributed]):
         logger.warning("tensorbook: %s", problem, location=docname)
 
 
@@ -276,7 +279,9 @@ def figure_values(
     except ValueError as error:
         problems.append(f"{error} (the page's front matter)")
         figures = {}
-    gpus = [r for r in everyone if r.provenance.get("gpu") and r.kind != spec.kind]
+    gpus = [  # the book's own: a reader's receipt is shown, never the prose's source
+        r for r in everyone if r.provenance.get("gpu") and r.kind != spec.kind and not r.contributed
+    ]
     values: dict[str, str] = {}
     texts: dict[str, str] = {}
     if spec.device.startswith("cuda"):  # this build's own GPU says it

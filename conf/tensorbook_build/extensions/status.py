@@ -179,7 +179,8 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
         )
         words = "cells without a fresh recording: {count}" if stale else "fresh"
         p = recording.provenance
-        parts.append(f"{p['model']} · {p['run_date']} · {translate(words).format(count=stale)}")
+        by = f"{translate(ledger_adapter.CONTRIBUTED)} · " if recording.contributed else ""
+        parts.append(f"{by}{p['model']} · {p['run_date']} · {translate(words).format(count=stale)}")
     return "; ".join(parts)
 
 

@@ -1,0 +1,147 @@
+r"""A chapter's executed cells as the book's device ledger records them.
+
+What :mod:`tensorbook.receipt` writes on a reader's machine: per code cell, a hash of
+its code, the hashes of the package's modules it and the cells before it import, and
+what it printed. The book's build computes the same from its own runs, so that the two
+can be lined up cell by cell; a test checks that both compute the same values.
+
+Examples
+--------
+>>> source_hash("x = 1\n") == source_hash("\nx = 1") != source_hash("x = 2")
+True
+>>> shown_outputs([{"output_type": "stream", "text": "a\n"},
+...                {"output_type": "stream", "text": "b\n"}])
+[{'text': 'a\nb'}]
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import contextlib
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tensorbook.wording import DEVICE_LINE, parse
+
+GLUED = "application/papermill.record/"  # the MIME prefix of a glued value, not shown
+PAGE_CELLS = "tensorbook_page_cells"
+"""A download's notebook metadata: each code cell that is one of the page's, by its id
+(``{"id", "index"}``: its index in the page, markdown counted), with ``"code"``, the
+page's, where the download changed the code (a check made a verdict)."""
+BOOK = "tensorbook_book"
+"""A download's notebook metadata: ``page``, ``commit`` (the book's, which the site was
+built from), ``version`` (of this package) and ``figures``: each of the prose's
+recorded figures, ``{"cell", "pattern", "book", "source"}`` (the page's cell that prints
+it, where in its text, the book's value and where the book's value was recorded)."""
+
+
+def source_hash(code: str) -> str:
+    """A short hash of a cell's code, blind to surrounding blank lines."""
+    return hashlib.sha256(code.strip().encode()).hexdigest()[:16]
+
+
+def shown_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """A cell's outputs as a page shows them: text, an SVG picture, or a PNG (base64).
+
+    Consecutive streams are joined: how printed text is chunked depends on when the
+    kernel flushed.
+    """
+    shown: list[dict[str, str]] = []
+    streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
+    for output in outputs:
+        kind, data = output.get("output_type"), output.get("data", {})
+        if kind == "stream" and streaming:
+            shown[-1]["text"] += output["text"]
+        elif kind == "stream":
+            shown.append({"text": output["text"]})
+        elif kind == "error":
+            shown.append({"text": f"{output['ename']}: {output['evalue']}"})
+        elif any(mime.startswith(GLUED) for mime in data):
+            continue
+        elif "image/svg+xml" in data:
+            shown.append({"svg": data["image/svg+xml"]})
+        elif "image/png" in data:
+            shown.append({"png": data["image/png"]})
+        elif "text/plain" in data:
+            shown.append({"text": data["text/plain"]})
+        else:
+            continue
+        streaming = kind == "stream"
+    return [{"text": item["text"].rstrip("\n")} if "text" in item else item for item in shown]
+
+
+def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
+    """A digest of a cell's :func:`shown_outputs`, but for the device line pages print first."""
+    digest = hashlib.sha256()
+    for item in shown:
+        if "text" in item:
+            kept = [x for x in item["text"].split("\n") if parse(DEVICE_LINE, x) is None]
+            digest.update(("text\0" + "\n".join(kept) + "\0").encode())
+        elif "svg" in item:
+            digest.update(b"svg\0" + item["svg"].encode() + b"\0")
+        else:
+            digest.update(b"image\0" + base64.b64decode(item["png"]) + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def package_files(package: Path) -> dict[str, Path]:
+    """Each module of the package in folder ``package`` (``.../tensorbook``) by dotted name."""
+    return {
+        ".".join(path.relative_to(package.parent).with_suffix("").parts).removesuffix(
+            ".__init__"
+        ): path
+        for path in sorted(package.rglob("*.py"))
+    }
+
+
+def _imports(tree: ast.AST, known: Iterable[str]) -> set[str]:
+    """The modules of ``known`` that the syntax tree imports."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names & set(known)
+
+
+def _parse(code: str) -> ast.AST | None:
+    # IPython magics and shell escapes are not Python; they import nothing of ours
+    kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    for text in (code, "\n".join(kept)):
+        with contextlib.suppress(SyntaxError):
+            return ast.parse(text)
+    return None
+
+
+def module_hashes(codes: Sequence[str], package: Path) -> list[dict[str, str]]:
+    """For each cell of ``codes``: the hash of every module it or a cell before it imports.
+
+    Imports are followed through the package's own modules (and a module's parent
+    packages, which importing it runs); a hash is of the file's bytes.
+    """
+    files = package_files(package)
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parts = name.split(".")
+        parents = {".".join(parts[:i]) for i in range(1, len(parts))}
+        graph[name] = (_imports(tree, files) | parents) - {name}
+    hashes = {
+        name: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for name, path in files.items()
+    }
+    found: set[str] = set()
+    result = []
+    for code in codes:
+        cell = _parse(code)
+        pending = _imports(cell, files) - found if cell is not None else set()
+        while pending:
+            name = pending.pop()
+            found.add(name)
+            pending |= graph[name] - found
+        result.append({name: hashes[name] for name in sorted(found)})
+    return result

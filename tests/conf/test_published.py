@@ -1,0 +1,166 @@
+"""The book as its publishing workflow makes it: Colab's links, published notebooks, receipts.
+
+A copy of the book is built, both editions, from the outputs the book already executed,
+with a repository and a site address configured (as ``pages.yml`` gives them), after a
+receipt of the speed chapter, made here on the CPU by the reader's program, was
+imported into it. Its notebooks are then published to a bare repository by the function
+the workflow calls. About 4 minutes on 2 cores: the speed chapter's run and the two
+editions' renders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+
+import nbformat
+import pytest
+from tests.support.book import (
+    CHAPTERS,
+    LANGUAGES,
+    RECORDED_FOLD,
+    SOURCE_LANGUAGE,
+    copy_of_the_book,
+    page,
+)
+
+from tensorbook.recording import BOOK
+from tensorbook_build.build import build_site
+from tensorbook_build.ledger import FOLDER
+from tensorbook_build.notebooks import BRANCH, COLAB, publish
+from tensorbook_build.receipts import import_receipt
+from tensorbook_build.settings import Layout
+
+pytestmark = [pytest.mark.book, pytest.mark.slow]
+
+REPOSITORY = "https://github.com/example-owner/tensorbook"
+SITE = "https://example.org/tensorbook/"
+COLAB_LINK = re.compile(r'<a href="([^"]+)" class="tb-colab"')
+CONTRIBUTED = {"en": "contributed by a reader", "zh_CN": "由读者贡献"}
+
+
+@dataclass(frozen=True)
+class Published:
+    build: Path  # holds html/
+    remote: Path  # the bare repository the notebooks were published to
+    receipt: dict
+    receipt_output: str
+
+
+def _head() -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def published(built_book, tmp_path_factory) -> Published:
+    root = tmp_path_factory.mktemp("published")
+    notebook = built_book / "html" / SOURCE_LANGUAGE / "downloads" / "tensorbook-speed.ipynb"
+    book = nbformat.read(notebook, as_version=4).metadata[BOOK]
+    assert book["commit"].split("+")[0] == _head(), "the built book is not HEAD's"
+    out = root / "receipt.json"
+    made = subprocess.run(
+        [sys.executable, "-m", "tensorbook.receipt", "speed", "--notebook", str(notebook),
+         "--out", str(out), "--device", "cpu"],
+        capture_output=True, text=True, check=False, cwd=root,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    receipt = json.loads(out.read_text(encoding="utf-8"))
+    # a tree with uncommitted changes builds "<sha>+modified", which the import refuses;
+    # the cells are still checked against HEAD's
+    receipt["provenance"]["commit"] = receipt["provenance"]["commit"].split("+")[0]
+    out.write_text(json.dumps(receipt), encoding="utf-8")
+    tree = copy_of_the_book(root)
+    import_receipt(out, recorded=tree / "docs" / FOLDER)
+    shutil.copytree(built_book / ".jupyter_cache", root / "build" / ".jupyter_cache")
+    environment = {"TENSORBOOK_REPOSITORY": REPOSITORY, "TENSORBOOK_BASE_URL": SITE}
+    for built in build_site(
+        root / "build" / "html", layout=Layout(tree), env=environment, capture=True
+    ):
+        assert built.returncode == 0, built.output
+    remote = root / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    publish(root / "build" / "html", str(remote), "test: the notebooks")
+    return Published(root / "build", remote, receipt, made.stdout)
+
+
+def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
+    for name in ("speedup_smallest", "speedup_largest", "item_us", "step_us"):
+        line = next(x for x in published.receipt_output.splitlines() if x.startswith(f"  {name}: "))
+        assert re.match(rf"  {name}: [\d.]+ on CPU .*; the book: [\d.]+ \(.* · torch ", line), line
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_cpu_receipt_of_the_speed_chapter_is_shown_as_contributed(published, language):
+    html = page(published.build, "speed", language)
+    model = published.receipt["provenance"]["model"]
+    folds = [f for f in RECORDED_FOLD.findall(html) if CONTRIBUTED[language] in f]
+    assert folds, f"no fold labelled {CONTRIBUTED[language]!r}"
+    assert all(model in unescape(fold) for fold in folds)
+    status = unescape(page(published.build, "status", language))
+    assert f"{CONTRIBUTED[language]} · {model}" in status
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_chapter_s_last_cell_says_how_to_send_a_receipt_and_where(published, language):
+    downloads = published.build / "html" / language / "downloads"
+    for chapter in ("speed", "warmup_numpy"):  # device-dependent cells, and none
+        notebook = nbformat.read(downloads / f"tensorbook-{chapter}.ipynb", as_version=4)
+        last = notebook.cells[-1]
+        command = (
+            f"!python -m tensorbook.receipt {chapter} --notebook "
+            f"{SITE}{language}/downloads/tensorbook-{chapter}.ipynb"
+        )
+        sends = last.cell_type == "markdown" and command in last.source
+        assert sends == (chapter == "speed"), last.source
+        assert sends <= (f"<{REPOSITORY}/issues/new>" in last.source)
+
+
+def _show(remote: Path, path: str) -> str | None:
+    done = subprocess.run(
+        ["git", "-C", str(remote), "show", f"{BRANCH}:{path}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.stdout if done.returncode == 0 else None
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_every_chapter_opens_in_colab_from_the_published_branch(published, language):
+    owner_name = REPOSITORY.removeprefix("https://github.com/")
+    for chapter in CHAPTERS:
+        links = COLAB_LINK.findall(page(published.build, chapter, language))
+        assert len(links) == 1, f"{chapter}: {len(links)} Colab links"
+        prefix = f"{COLAB}/{owner_name}/blob/{BRANCH}/"
+        assert links[0].startswith(prefix), links[0]
+        text = _show(published.remote, links[0].removeprefix(prefix))
+        assert text is not None, f"{chapter}: {links[0]} is not on the {BRANCH} branch"
+        notebook = nbformat.reads(text, as_version=4)
+        first = next(c for c in notebook.cells if c.cell_type == "code")
+        assert f'"{SITE}wheels/' in first.source, (
+            f"{chapter}: the first cell installs from elsewhere"
+        )
+
+
+def test_a_local_build_links_to_no_colab(built_book):
+    for language in LANGUAGES:
+        for chapter in CHAPTERS:
+            assert not COLAB_LINK.findall(page(built_book, chapter, language)), chapter
+
+
+def test_publishing_again_keeps_the_branch_s_history(published):
+    before = subprocess.run(
+        ["git", "-C", str(published.remote), "rev-parse", BRANCH],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    commit = publish(published.build / "html", str(published.remote), "test: again")
+    parents = subprocess.run(
+        ["git", "-C", str(published.remote), "rev-parse", f"{commit}^"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert parents == before

@@ -1,0 +1,210 @@
+"""Readers' receipts: made by the reader's package, imported by ``nox -s record -- --import``.
+
+The hostile receipts are made from a well-formed one of ``speed.md`` at ``HEAD`` (its
+cells hashed from the commit; its printed text test data, labelled so), each broken in
+one way, and imported into a temporary folder: each must be refused in one line, writing
+nothing. The well-formed one is imported, so that each refusal is the break's. A real
+receipt, made here, is shown in a built book by ``test_published.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from tests.support.book import (
+    ROOT,
+)
+
+from tensorbook.recording import module_hashes, output_digest, shown_outputs
+from tensorbook_build.execute import read_page
+from tensorbook_build.ledger import (
+    cell_keys,
+    load_recording,
+    recording_from_notebook,
+)
+from tensorbook_build.receipts import LIMITS, ReceiptRefused, book_cells, import_receipt
+
+PAGE = "speed"
+LABEL = "Test CPU (test data)"
+
+
+def _head() -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _docs_status() -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--", "docs"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def well_formed() -> dict:
+    """A receipt of speed.md at HEAD as the reader's package writes one; its text test data."""
+    commit = _head()
+    keys, marked = book_cells(PAGE, commit)
+    cells = [
+        {"index": index, "source": source, "modules": modules, "marked": index in marked,
+         "digest": "0" * 16, "outputs": [{"text": f"cell {index} on {LABEL}: 1.5x NumPy"}]}
+        for index, (source, modules) in keys.items()
+    ]  # fmt: skip
+    first = next(c for c in cells if c["marked"])
+    first["outputs"].append({"image": f"{PAGE}/cell-{first['index']}-1.svg"})
+    provenance = {
+        "device": "cpu", "model": LABEL, "gpu": None, "torch": "2.13.0", "python": "3.12.0",
+        "numpy": "2.4.6", "threads": 1, "commit": commit, "commit_date": "", "run_date": "2026-12-01",
+        "command": "written by tests/conf/test_receipts.py",
+    }  # fmt: skip
+    figures = {first["outputs"][-1]["image"]: '<svg xmlns="http://www.w3.org/2000/svg"/>'}
+    return {"schema": 1, "page": PAGE, "kind": "cpu", "provenance": provenance,
+            "cells": cells, "figures": figures}  # fmt: skip
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "receipt.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_well_formed_receipt_becomes_a_contributed_recording_without_pictures(
+    well_formed, tmp_path
+):
+    target, notes = import_receipt(_write(tmp_path, well_formed), recorded=tmp_path / "recorded")
+    recording = load_recording(target)  # the ledger reads it as it reads the book's own
+    assert target.parent.name == "contributed-test-cpu-test-data" == recording.kind
+    assert recording.contributed is not None
+    assert recording.contributed["receipt"]
+    assert all("image" not in o for c in recording.cells for o in c.outputs)
+    assert any("picture is not kept" in note for note in notes)
+    assert [p.name for p in target.parent.iterdir()] == [f"{PAGE}.json"]  # nothing else
+
+
+def _break(data: dict, how: str) -> dict:
+    """``data`` broken one way (``how``): what each hostile receipt is."""
+    broken = copy.deepcopy(data)
+    cell = next(c for c in broken["cells"] if c["marked"])
+    if how == "wrong schema":
+        broken["schema"] = 2
+        del broken["provenance"]["torch"]
+    elif how == "another commit's cell":  # the page's code as another commit has it
+        cell["source"] = "0123456789abcdef"
+    elif how == "another package's module":
+        name = next(iter(cell["modules"]))
+        cell["modules"][name] = "0123456789abcdef"
+    elif how == "fewer cells":
+        broken["cells"].pop()
+    elif how == "unknown commit":
+        broken["provenance"]["commit"] = "0" * 40
+    elif how == "modified commit":
+        broken["provenance"]["commit"] += "+modified"
+    elif how == "script in an output":
+        cell["outputs"][0]["text"] = "1.5x <script>alert(1)</script>"
+    elif how == "onload in an output":
+        cell["outputs"][0]["text"] = '<img src=x onload="alert(1)">'
+    elif how == "onload in an SVG":
+        [name] = broken["figures"]
+        broken["figures"][name] = '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'
+    elif how == "script in an SVG":
+        [name] = broken["figures"]
+        broken["figures"][name] = "<svg><script>alert(1)</script></svg>"
+    elif how == "markup in the provenance":
+        broken["provenance"]["model"] = "<script>alert(1)</script>"
+    elif how == "a path in the page name":
+        broken["page"] = "../x"
+    elif how == "a page without code":
+        broken["page"] = "terminology"
+    elif how == "a long output":
+        cell["outputs"][0]["text"] = "x" * (LIMITS["text"] + 1)
+    return broken
+
+
+REFUSALS = {  # each break, and what its one line must say
+    "wrong schema": "; a receipt is what python -m tensorbook.receipt writes",
+    "another commit's cell": "its code is not speed.md's at commit",
+    "another package's module": "is not the book's at commit",
+    "fewer cells": "its cells are not the code cells of speed.md",
+    "unknown commit": "is not in this repository",
+    "modified commit": "is not a commit's full hash",
+    "script in an output": "markup ('<script'",
+    "onload in an output": "markup (",
+    "onload in an SVG": "its picture holds script ('onload=",
+    "script in an SVG": "its picture holds script ('<script'",
+    "markup in the provenance": "field provenance.model: markup",
+    "a path in the page name": "field page: '../x' is not a chapter's name",
+    "a page without code": "field page: terminology.md runs no code",
+    "a long output": "is too long",
+}
+
+
+@pytest.mark.parametrize("how", list(REFUSALS))
+def test_a_hostile_receipt_is_refused_in_one_line_writing_nothing(well_formed, tmp_path, how):
+    recorded = tmp_path / "recorded"
+    with pytest.raises(ReceiptRefused) as refused:
+        import_receipt(_write(tmp_path, _break(well_formed, how)), recorded=recorded)
+    message = str(refused.value)
+    assert REFUSALS[how] in message, message
+    assert "\n" not in message
+    assert not recorded.exists()
+
+
+def test_a_50_mb_receipt_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "receipt.json"
+    with path.open("w", encoding="utf-8") as file:  # one 50 MB output
+        file.write('{"schema": 1, "cells": [{"outputs": [{"text": "')
+        file.write("x" * 50 * 2**20)
+        file.write('"}]}]}')
+    with pytest.raises(ReceiptRefused, match=r"receipt.json is 50.0 MB; a receipt is at most"):
+        import_receipt(path, recorded=tmp_path / "recorded")
+    assert not (tmp_path / "recorded").exists()
+
+
+def test_the_import_command_says_why_in_one_line_and_docs_stay_unchanged(well_formed, tmp_path):
+    before = _docs_status()
+    path = _write(tmp_path, _break(well_formed, "onload in an SVG"))
+    done = subprocess.run(
+        [sys.executable, "-m", "tensorbook_build.receipts", str(path)],
+        capture_output=True, text=True, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("tensorbook_build.receipts: refused receipt.json: cell ")
+    assert _docs_status() == before
+
+
+def test_the_reader_s_recording_is_the_ledger_s():
+    """tensorbook.recording (the reader's) and the ledger compute the same cells."""
+    outputs = [
+        {"output_type": "stream", "name": "stdout", "text": "Executed on CPU (x) · torch 2\n"},
+        {"output_type": "stream", "name": "stdout", "text": "1.5x\n"},
+        {"output_type": "display_data", "data": {"image/svg+xml": "<svg/>", "text/plain": "p"}},
+        {"output_type": "error", "ename": "AssertionError", "evalue": "slow", "traceback": []},
+    ]
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import tensorbook.speed")]
+    )
+    notebook.cells[0].outputs = [nbformat.from_dict(o) for o in outputs]
+    data, _ = recording_from_notebook(notebook, "p", "cpu", {})
+    [cell] = data["cells"]
+    assert cell["digest"] == output_digest(shown_outputs(outputs))
+    for name in (p.stem for p in (ROOT / "docs").glob("*.md")):
+        book = read_page((ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8"))
+        keys = cell_keys(book.code, ROOT / "src")
+        reader = module_hashes(list(book.code.values()), ROOT / "src" / "tensorbook")
+        assert [m for _, m in keys.values()] == reader, name
+
+
+def test_the_reader_s_program_imports_nothing_of_the_build():
+    build_only = ("tensorbook_build", "sphinx", "myst_nb", "nbformat", "nbclient", "jupytext",
+                  "jsonschema")  # fmt: skip
+    code = f"import sys, tensorbook.receipt; print([m for m in sys.modules if m.startswith({build_only!r})])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
