@@ -10,7 +10,7 @@ TORCH_MINIMUM = (2, 11)
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TENSORBOOK_VERSION = ""
 TENSORBOOK_WHEEL = ""
-WHEEL_KB_AT_MOST = 120
+WHEEL_KB_AT_MOST = 200
 
 import importlib
 import importlib.metadata
