@@ -215,7 +215,7 @@ def test_edits_re_execute_exactly_the_pages_they_affect(tmp_path):
             if pk not in before
         )
         # the cache's records and the build's log must tell the same story
-        assert executed == pages_logged(result.output, "Executing notebook"), result.output
+        assert executed == pages_logged(result.output, "executed"), result.output
         return executed
 
     assert rebuild() == ["graph_page.md", "index.md"]

@@ -33,6 +33,8 @@ ONE_WORKER = {
     "tests/conf/test_ledger_fixture.py": "the one-page fixture book with its recordings, built",
     "tests/conf/test_pdf.py": "each edition's PDF",
     "tests/conf/test_provenance_fixture.py": "a fixture book in git, built",
+    "tests/conf/test_published.py": "a configured copy with a receipt imported, built",
+    "tests/conf/test_receipts.py": "a well-formed receipt of the speed chapter",
 }
 """The test files whose tests share a fixture made once per file or session, and what."""
 SPLIT_SCOPE_SIGNATURE = "(self, nodeid: 'str') -> 'str'"
