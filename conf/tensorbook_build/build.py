@@ -316,7 +316,8 @@ def build_site(
                 # the kernels' variables are the stage's own environment, and so theirs
                 kernels = {**environment, **spec.kernel_environment(environment)}
                 command = stage_command(spec, layout.docs, site.parent / ".jupyter_cache")
-                started.append(launch.start(command, kernels, capture=capture))
+                with launch.uninterrupted():
+                    started.append(launch.start(command, kernels, capture=capture))
                 launch.warm_up()  # Sphinx's imports, while the pages execute
                 results.append(_finish(EXECUTE, started[-1], capture=capture))
                 if results[-1].returncode:
@@ -324,7 +325,8 @@ def build_site(
             # the editions render side by side; the source edition prints as it goes
             for edition in editions:
                 piped = capture or edition.language != wanted[0]
-                started.append(launch.start(edition.command, environment, capture=piped))
+                with launch.uninterrupted():
+                    started.append(launch.start(edition.command, environment, capture=piped))
             for edition, process in zip(editions, started[1:], strict=True):
                 step = _finish(edition.language, process, capture=capture)
                 results.append(step)

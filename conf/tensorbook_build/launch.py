@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
@@ -36,6 +36,29 @@ _ALWAYS = ("sphinx.cmd.build", "sphinx.application", "sphinx.builders.html")
 _PR_SET_PDEATHSIG = 1
 _PRIVATE = "tb-"  # and the process group's number: tb-<group>-<random>
 _forking = os.getpid()  # the process that forked this one, set just before each fork
+
+
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends, so that a step started is a step recorded.
+
+    A ``KeyboardInterrupt`` between a fork and the line that records the child would
+    leave a step no one kills; the signal waits, and comes once the block ends. A child
+    forked inside lets it through again (:func:`_child_hears_ctrl_c`).
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _child_hears_ctrl_c() -> None:
+    """In a child forked inside :func:`uninterrupted`: SIGINT no longer held.
+
+    nbclient interrupts a kernel that overruns with it.
+    """
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def die_with_parent(parent: int) -> None:
@@ -155,6 +178,7 @@ class Forked:
         parent = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:
+            _child_hears_ctrl_c()
             os.setpgid(0, 0)
             die_with_parent(parent)
             # Sphinx's workers too, and theirs: Python runs these hooks in each os.fork
@@ -230,6 +254,7 @@ def _guarded(parent: int, command: Sequence[str]) -> NoReturn:
     A Python module runs here, and what it forks dies with it; another program replaces
     this process (the parent-death signal outlives ``exec``).
     """
+    _child_hears_ctrl_c()
     die_with_parent(parent)
     if tuple(command[:2]) == (sys.executable, "-m") and len(command) > 2:
         os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
