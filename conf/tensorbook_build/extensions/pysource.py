@@ -59,7 +59,7 @@ def source_without_docstrings(text: str, dotted: str) -> str | None:
 def module_name(path: Path) -> str:
     """The dotted name of a module file below the last ``src`` folder, else its stem.
 
-    >>> module_name(Path("/work/src/book/src/tensorbook/speed/step.py"))
+    >>> module_name(Path("/home/reader/src/book/src/tensorbook/speed/step.py"))
     'tensorbook.speed.step'
     """
     parts = path.with_suffix("").parts
