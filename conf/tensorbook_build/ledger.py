@@ -17,18 +17,17 @@ from __future__ import annotations
 import base64
 import dataclasses
 import difflib
-import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from tensorbook.wording import DEVICE_LINE, parse
+from tensorbook.recording import output_digest, shown_outputs, source_hash  # the reader's too
 from tensorbook_build.settings import LAYOUT
 
 TAG = "device-dependent"  # the tag of a cell whose output depends on the device
@@ -81,56 +80,6 @@ def device_kind(device_type: str, gpu_name: str = "") -> str:
     return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
 
 
-def source_hash(code: str) -> str:
-    """A short hash of a cell's code, blind to surrounding blank lines."""
-    return hashlib.sha256(code.strip().encode()).hexdigest()[:16]
-
-
-def _outputs_text(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """A cell's outputs as the page shows them: text, an SVG picture, or a figure's PNG (base64).
-
-    Consecutive streams are joined: how printed text is chunked depends on when the
-    kernel flushed.
-    """
-    shown: list[dict[str, str]] = []
-    streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
-    for output in outputs:
-        kind, data = output.get("output_type"), output.get("data", {})
-        if kind == "stream" and streaming:
-            shown[-1]["text"] += output["text"]
-        elif kind == "stream":
-            shown.append({"text": output["text"]})
-        elif kind == "error":
-            shown.append({"text": f"{output['ename']}: {output['evalue']}"})
-        elif any(mime.startswith("application/papermill.record/") for mime in data):
-            continue  # glued: not shown
-        elif "image/svg+xml" in data:
-            # a picture (tensorbook.draw): the page shows its drawing, not its title
-            shown.append({"svg": data["image/svg+xml"]})
-        elif "image/png" in data:
-            shown.append({"png": data["image/png"]})
-        elif "text/plain" in data:
-            shown.append({"text": data["text/plain"]})
-        else:
-            continue
-        streaming = kind == "stream"
-    return [{"text": item["text"].rstrip("\n")} if "text" in item else item for item in shown]
-
-
-def output_digest(shown: Sequence[Mapping[str, str]]) -> str:
-    """A digest of a cell's shown outputs, but for the device line every page prints first."""
-    digest = hashlib.sha256()
-    for item in shown:
-        if "text" in item:
-            kept = [x for x in item["text"].split("\n") if parse(DEVICE_LINE, x) is None]
-            digest.update(("text\0" + "\n".join(kept) + "\0").encode())
-        elif "svg" in item:
-            digest.update(b"svg\0" + item["svg"].encode() + b"\0")
-        else:
-            digest.update(b"image\0" + base64.b64decode(item["png"]) + b"\0")
-    return digest.hexdigest()[:16]
-
-
 def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
     """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes.
 
@@ -154,7 +103,7 @@ def recording_from_notebook(
     codes = {i: "".join(c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code"}
     records, figures = [], {}
     for index, (source, modules) in cell_keys(codes, LAYOUT.src).items():
-        shown = _outputs_text(cells[index].get("outputs", []))
+        shown = shown_outputs(cells[index].get("outputs", []))
         marked = TAG in cells[index].get("metadata", {}).get("tags", [])
         outputs = []  # every cell's: which the page shows is its tag's to say, now or later
         for number, item in enumerate(shown):
