@@ -17,7 +17,8 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable
-from functools import partial
+from dataclasses import dataclass
+from functools import lru_cache, partial
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -102,18 +103,36 @@ class SelectorFilter:
 
     def __call__(self, selector: str) -> bool:
         """Whether every class and id name ``selector`` needs is in the site."""
-        return all(self._has(name) for name in _required_names(selector))
+        return all(map(self.has, _required_names(selector)))
 
-    def _has(self, name: str) -> bool:
+    def has(self, name: str) -> bool:
+        """Whether the site has the class or id ``name`` (or a prefix a script completes)."""
         return name in self.words or name.startswith(self.prefixes)
 
     def wanted(self, css: str) -> list[str]:
         """The names in ``css`` that the site has: all that a purge of ``css`` depends on."""
-        return sorted({n for n in _NAME_IN_SELECTOR.findall(css) if self._has(n)})
+        return sorted({n for n in _NAME_IN_SELECTOR.findall(css) if self.has(n)})
 
 
-def _purge_rules(rules: list[Any], keep: SelectorFilter) -> str:  # tinycss2's nodes, by .type
-    out = []
+@dataclass(frozen=True)
+class _Rule:
+    """A style rule: each selector with the names it needs, and its block, serialized."""
+
+    selectors: tuple[tuple[str, tuple[str, ...]], ...]
+    block: str
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A grouping at-rule (``@media``...): its head, serialized, and the rules inside."""
+
+    head: str
+    rules: tuple[str | _Rule | _Group, ...]
+
+
+def _parse_rules(rules: list[Any]) -> tuple[str | _Rule | _Group, ...]:  # tinycss2's nodes
+    """What a purge chooses from: a plain string is kept as it is, whatever the site."""
+    out: list[str | _Rule | _Group] = []
     for rule in rules:
         if rule.type == "comment":
             if rule.value.startswith("!"):  # licences
@@ -122,19 +141,35 @@ def _purge_rules(rules: list[Any], keep: SelectorFilter) -> str:  # tinycss2's n
             # split at the commas outside any parentheses (those inside are in a block)
             parts = groupby(rule.prelude, lambda token: token == ",")
             selectors = (tinycss2.serialize(s).strip() for comma, s in parts if not comma)
-            kept = [s for s in selectors if keep(s)]
-            if kept:
-                out.append(f"{','.join(kept)}{{{tinycss2.serialize(rule.content).strip()}}}")
+            named = tuple((s, tuple(_required_names(s))) for s in selectors)
+            out.append(_Rule(named, tinycss2.serialize(rule.content).strip()))
         elif rule.type == "at-rule":
             if rule.lower_at_keyword in _GROUPING_RULES and rule.content is not None:
-                inner = _purge_rules(
-                    tinycss2.parse_blocks_contents(rule.content, skip_whitespace=True), keep
-                )
-                if inner:
-                    prelude = tinycss2.serialize(rule.prelude)
-                    out.append(f"@{rule.at_keyword}{prelude}{{{inner}}}")
+                inner = tinycss2.parse_blocks_contents(rule.content, skip_whitespace=True)
+                head = f"@{rule.at_keyword}{tinycss2.serialize(rule.prelude)}"
+                out.append(_Group(head, _parse_rules(inner)))
             else:
                 out.append(tinycss2.serialize([rule]))
+    return tuple(out)
+
+
+@lru_cache(maxsize=32)  # every page purges the same few stylesheets for its own words
+def _parsed(css: str) -> tuple[str | _Rule | _Group, ...]:
+    rules = tinycss2.parse_stylesheet(css, skip_comments=False, skip_whitespace=True)
+    return _parse_rules(rules)
+
+
+def _purged(rules: tuple[str | _Rule | _Group, ...], keep: SelectorFilter) -> str:
+    out = []
+    for rule in rules:
+        if isinstance(rule, str):
+            out.append(rule)
+        elif isinstance(rule, _Rule):
+            kept = [s for s, names in rule.selectors if all(map(keep.has, names))]
+            if kept:
+                out.append(f"{','.join(kept)}{{{rule.block}}}")
+        elif inner := _purged(rule.rules, keep):
+            out.append(f"{rule.head}{{{inner}}}")
     return "".join(out)
 
 
@@ -146,8 +181,7 @@ def purge_css(css: str, keep: SelectorFilter) -> str:
     ...           "@media (min-width:1px){.unused{x:y}} :root{--a:1}", keep)
     '/*! MIT */.used{color:red}:root{--a:1}'
     """
-    rules = tinycss2.parse_stylesheet(css, skip_comments=False, skip_whitespace=True)
-    return _purge_rules(rules, keep)
+    return _purged(_parsed(css), keep)
 
 
 def icon_codepoints(css: str) -> set[int]:
