@@ -240,6 +240,24 @@ def _has_chinese_font() -> bool:
     return bool(found.stdout.strip())
 
 
+# the books the suite builds at once, beside one another, in the temporary folder: its
+# peak was 5.3 GB (sampled with df every 15 s through a whole run)
+TESTS_NEED_FREE_GB = 6
+
+
+def _room_for_the_tests(session: nox.Session) -> None:
+    """Stop, saying so, where the temporary folder has no room for the suite's books: a
+    full disk fails tests far from the cause (a cache "may need to be cleared")."""
+    scratch = tempfile.gettempdir()
+    free = shutil.disk_usage(scratch).free / 1e9
+    if free < TESTS_NEED_FREE_GB:
+        session.error(
+            f"the tests need about {TESTS_NEED_FREE_GB} GB free in {scratch} for the books "
+            f"they build, and {free:.1f} GB is free: free some space, or point TMPDIR at a "
+            "folder with room"
+        )
+
+
 def _browser_tools(session: nox.Session) -> None:
     """Debian's Chromium and Chinese fonts, and axe-core and Lighthouse CI from npm.
 
@@ -306,6 +324,7 @@ def tests(session: nox.Session) -> None:
     environment) runs in one worker; other tests go one by one to whichever worker is
     free (tests/support/schedule.py). With arguments, the suite runs in one process.
     """
+    _room_for_the_tests(session)
     _install(session, "test", "docs")
     _browser_tools(session)
     # the slowest tests named at the end: where the suite's minutes go (conf/README.md)

@@ -39,9 +39,8 @@ def _catalog(title: str) -> str:
     return f'{header}\nmsgid "{title}"\nmsgstr "{title}。"\n\nmsgid "{_PARAGRAPH}"\nmsgstr "一句话。"\n'
 
 
-def _page(title: str, code: str, *, prose: int = 150, front: str = "") -> str:
-    """A page of the book: one code cell between paragraphs (slow enough to read that a
-    translation is still reading, in its workers, when the English edition fails)."""
+def _page(title: str, code: str, *, prose: int, front: str = "") -> str:
+    """A page of the book: ``prose`` paragraphs, then one code cell."""
     header = f"---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n{front}---\n\n"
     return f"{header}# {title}\n\n{_PROSE * prose}```{{code-cell}} ipython3\n{code}\n```\n"
 
@@ -105,16 +104,19 @@ class Book:
     """A small copy of the book, built by ``python -m tensorbook_build`` as nox does, with
     a temporary folder of its own (short: sockets are made there)."""
 
-    def __init__(self, tmp_path: Path, first_code: str, *, front: str = "") -> None:
+    def __init__(
+        self, tmp_path: Path, first_code: str, *, front: str = "", prose: int = 1
+    ) -> None:
+        self.prose = prose
         self.temporary = Path(tempfile.mkdtemp(prefix="tb-test-"))
         self.tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
         self.site = tmp_path / "out" / "html"
         docs = self.tree / "docs"
         names = [f"page{n}" for n in range(1, _PAGES)]
         self.toctree = "\n```{toctree}\n" + "\n".join(names) + "\n```\n"
-        (docs / "index.md").write_text(_page("Index", first_code, front=front) + self.toctree)
+        (docs / "index.md").write_text(_page("Index", first_code, prose=prose, front=front) + self.toctree)
         for name in names:
-            (docs / f"{name}.md").write_text(_page(name, f"print({name!r})"))
+            (docs / f"{name}.md").write_text(_page(name, f"print({name!r})", prose=prose))
         self.catalogs = docs / "locales" / "zh_CN" / "LC_MESSAGES"
         self.catalogs.mkdir(parents=True)
         for title in ("Index", *names):
@@ -166,7 +168,7 @@ class Book:
         """The page fixed, the next build runs and succeeds (the source edition: the one
         that takes the lock and starts the kernels), and clears what a build killed left."""
         index = self.tree / "docs" / "index.md"
-        index.write_text(_page("Index", "print('fixed')") + self.toctree)
+        index.write_text(_page("Index", "print('fixed')", prose=self.prose) + self.toctree)
         returncode, printed = self.build(SOURCE_LANGUAGE)
         assert returncode == 0, printed[-3000:]
         assert "fixed" in (self.site / SOURCE_LANGUAGE / "index.html").read_text()
@@ -214,7 +216,9 @@ def test_a_cell_that_hangs_past_its_timeout_leaves_nothing_and_the_next_build_ru
 
 
 def test_a_broken_catalog_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
-    book = Book(tmp_path, "print('fine')")
+    # pages slow enough to read that the English edition is still reading, in its
+    # workers, when the translation stops on the catalog
+    book = Book(tmp_path, "print('fine')", prose=150)
     catalog = book.catalogs / "page1.po"
     catalog.write_text('msgid "page1"\nmsgstr "第一页\n', encoding="utf-8")  # unterminated
     returncode, printed = book.build()
