@@ -25,6 +25,7 @@ from tensorbook_build.downloads import (
     COMPARE,
     DEVICE_DEPENDENT,
     FOLDER,
+    SCRIPT_TEXT,
     comparison_cells,
     download_name,
     install_code,
@@ -91,7 +92,7 @@ def write_downloads(app: Sphinx) -> None:
             install=install,
             closing=[
                 *_closing(cells, docname, page, (words["before"], words["after"])),
-                *_receipt_cell(app, docname, page),
+                *_receipt_cell(app, docname, page, values.get("recorded:device", "")),
             ],
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
@@ -117,8 +118,9 @@ def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict
     device, torch, date = (values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
     source = f"{device} · torch {torch} · {date}"
     figures = {
-        name: {"cell": f.cell, "pattern": f.pattern, "book": values.get(f"recorded:{name}", "?"),
-               "source": source}
+        name: {"cell": f.cell, "pattern": f.pattern, "label": f.label, "at": f.at,
+               "book": values.get(f"recorded:{name}", "?"),
+               "book_at": values.get(f"recorded:{name}.at", ""), "source": source}
         for name, f in declared.items()
     }  # fmt: skip
     repository = app.config.tensorbook_repository  # where to send a receipt, if configured
@@ -177,8 +179,14 @@ def _closing(
     return comparison_cells(page.cells, [device_line, *compared], words)
 
 
-def _receipt_cell(app: Sphinx, docname: str, page: Page) -> list[nbformat.NotebookNode]:
-    """The last cell of a page with device-dependent cells: how to send the book a receipt."""
+def _receipt_cell(
+    app: Sphinx, docname: str, page: Page, device: str
+) -> list[nbformat.NotebookNode]:
+    """The last cell of a page with device-dependent cells: how to make a receipt, where to send it.
+
+    ``device`` recorded the figures of the page's prose. The script's text, whose reader
+    types the command in a terminal, is in the cell's metadata (:data:`SCRIPT_TEXT`).
+    """
     if not any(DEVICE_DEPENDENT in cell.tags for cell in page.cells):
         return []
     address = f"{app.config.tensorbook_base_url}{app.config.language}/{FOLDER}"
@@ -186,9 +194,18 @@ def _receipt_cell(app: Sphinx, docname: str, page: Page) -> list[nbformat.Notebo
         "chapter": docname,
         "notebook_url": f"{address}/{download_name(docname)}.ipynb",
         "repository": app.config.tensorbook_repository,
+        "file_name": f"receipt-{docname}-<device>.json",
+        "file_example": f"receipt-{docname}-cpu.json",
+        "device": device,
+        "language": app.config.language,
     }
-    text = app.builder.templates.render("downloads-receipt.html", context).strip()
-    return [nbformat.v4.new_markdown_cell(text)]
+    text, script = (
+        app.builder.templates.render("downloads-receipt.html", {**context, "script": script})
+        for script in (False, True)
+    )
+    cell = nbformat.v4.new_markdown_cell(text.strip())
+    cell.metadata[SCRIPT_TEXT] = script.strip()
+    return [cell]
 
 
 def _add_links(
