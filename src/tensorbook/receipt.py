@@ -275,12 +275,13 @@ def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
     if not figures:
         return []
     source = next(iter(figures.values()))["source"]
-    lines = [
-        (
-            "Your figures beside those the chapter's prose quotes, which the book recorded on a "
-            f"GPU ({source}), not on the machine whose outputs the notebook shows:"
-        )
-    ]
+    head = (
+        "Your figures beside those the chapter's prose quotes, recorded by the book on a GPU "
+        f"({source})"
+    )
+    if not book.get("built_on_gpu"):  # the notebook's other figures are the CPU's
+        head += ", not on the CPU that built the book's site, whose figures the notebook shows"
+    lines = [f"{head}:"]
 
     def printed_at(figure: Mapping[str, Any]) -> tuple[int, int]:
         found = re.search(figure["pattern"], printed.get(figure["cell"], ""), re.MULTILINE)

@@ -39,7 +39,8 @@ recorded figures, ``{"cell", "pattern", "label", "at", "book", "book_at", "sourc
 (the page's cell that prints it, where in its text, what it is in a reader's words with
 ``{}`` for the figure, a pattern of where it was measured or ``""``, the book's value,
 where the book measured it, and the machine, torch and date the book's value is from),
-and ``repository``, where a receipt is sent, or ``""``."""
+``repository``, where a receipt is sent, or ``""``, and ``built_on_gpu``: whether the
+site's build ran on a GPU (else the notebook's other figures are from its CPU)."""
 
 
 def source_hash(code: str) -> str:

@@ -213,6 +213,10 @@ def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(buil
         assert "Your machine beside the book's" not in words.source  # in its own words
 
 
+OTHER_MACHINE = {  # a build on a CPU: the notebook's other figures are not the GPU's
+    "en": "That GPU did not build this copy of the book",
+    "zh_CN": "构建这份书的并不是那块 GPU",
+}
 NO_REPOSITORY = {  # a copy built without the book's repository sends the receipt nowhere
     "en": "This copy of the book names no repository to send the file to",
     "zh_CN": "这份书没有指明可以提交文件的仓库",
@@ -238,6 +242,7 @@ def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_
     device = next(iter(book["figures"].values()))["source"].split(" · ")[0]
     assert device.startswith("NVIDIA")
     assert device in last  # the GPU the prose quotes
+    assert (OTHER_MACHINE[language] in last) != book["built_on_gpu"]
     if not book["repository"]:
         assert NO_REPOSITORY[language] in last
         assert "issues/new" not in last

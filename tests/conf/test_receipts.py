@@ -251,7 +251,10 @@ def test_the_receipt_says_the_reader_s_figures_in_the_chapter_s_words_beside_the
             "This ran on cpu. CUDA graphs exist only on a CUDA device.",
     })  # fmt: skip
     lines = receipt.comparison(book, data)
-    assert "recorded on a GPU (NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26), not on the machine whose outputs the notebook shows" in lines[0]  # fmt: skip
+    gpu = "recorded by the book on a GPU (NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26)"
+    cpu = ", not on the CPU that built the book's site, whose figures the notebook shows:"
+    assert lines[0].endswith(gpu + cpu), lines[0]
+    assert receipt.comparison({**book, "built_on_gpu": True}, data)[0].endswith(gpu + ":")
     assert lines[1:] == [
         ("  one step, torch beside NumPy at the smallest sizes: yours 0.7x as fast (at 64, 1000, "
          "100, 10); the book's 2.5x as fast (at 64, 1000, 100, 10)"),

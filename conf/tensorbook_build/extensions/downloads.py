@@ -40,6 +40,7 @@ from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.ledger import page_figures as figure_places
 from tensorbook_build.notebooks import colab_url
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
+from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import notebook_output_folder
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,12 @@ def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict
     repository = app.config.tensorbook_repository  # where to send a receipt, if configured
     date = "" if commit is None else commit.date
     return {"page": docname, "commit": sha, "commit_date": date, "version": app.config.release, "figures": figures,
-            "repository": repository}  # fmt: skip
+            "repository": repository, "built_on_gpu": _built_on_gpu(app)}  # fmt: skip
+
+
+def _built_on_gpu(app: Sphinx) -> bool:
+    """Whether this build ran the pages on a GPU: then the prose's figures are its own."""
+    return read_spec(app.config.tensorbook_spec).device.startswith("cuda")
 
 
 def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, str]:
@@ -197,6 +203,7 @@ def _receipt_cell(
         "file_name": f"receipt-{docname}-<device>.json",
         "file_example": f"receipt-{docname}-cpu.json",
         "device": device,
+        "built_on_gpu": _built_on_gpu(app),
         "language": app.config.language,
     }
     text, script = (
