@@ -25,6 +25,9 @@ FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
 COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
 DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without importing it
+SCRIPT_TEXT = "tensorbook_script_text"
+"""A Markdown cell's metadata: its text in the script, where it differs from the notebook's
+(a command typed in a terminal, not in a notebook's cell)."""
 
 
 def is_build_check(cell: Cell) -> bool:
@@ -391,11 +394,14 @@ def script_for(notebook: nbformat.NotebookNode) -> str:
 
     A cell tagged ``raises-exception`` prints its error; a cell's last expression is
     handed to :data:`SHOW` (:func:`shown`), defined in a cell after the first code cell
-    (the one that installs the package).
+    (the one that installs the package). A cell with a :data:`SCRIPT_TEXT` says that.
     """
     copy = nbformat.from_dict(notebook)
     for key in (PAGE_CELLS, BOOK):  # what a receipt reads: not the script's
         copy.metadata.pop(key, None)
+    for cell in copy.cells:
+        if SCRIPT_TEXT in cell.metadata:
+            cell.source = cell.metadata.pop(SCRIPT_TEXT)
     for cell in (c for c in copy.cells if c.cell_type == "code"):
         cell.source = shown(cell.source)
         if TAUGHT_ERROR in cell.metadata.get("tags", []):

@@ -291,6 +291,9 @@ FIGURES = "recorded_figures"
 Each entry names a figure and says where it is printed: ``cell``, text found in the
 code of exactly one code cell, and ``pattern``, a regular expression whose first group
 is the figure in that cell's printed text (``(?s).*`` in front takes the last match).
+``label`` says what it is in a reader's words, ``{}`` standing for the figure with its
+unit (``"one .item(): {} µs"``): a reader's receipt prints it beside the book's. An
+optional ``at``, a pattern of the same text, says where it was measured (the sizes).
 The prose shows one with ``{recorded}`name```; see :mod:`tensorbook_build.extensions.ledger`.
 """
 
@@ -301,6 +304,8 @@ class Figure:
 
     cell: int  # the index of the code cell that prints it
     pattern: str
+    label: str = "{}"  # what it is, in a reader's words, "{}" standing for the figure
+    at: str = ""  # a pattern whose first group says where it was measured, if any
 
 
 def page_figures(metadata: Mapping[str, Any], code: Mapping[int, str]) -> dict[str, Figure]:
@@ -311,30 +316,36 @@ def page_figures(metadata: Mapping[str, Any], code: Mapping[int, str]) -> dict[s
 
     Examples
     --------
-    >>> meta = {FIGURES: {"gain": {"cell": "report(", "pattern": r"([\d.]+)x"}}}
-    >>> page_figures(meta, {1: "import x", 3: "report(t)"})
-    {'gain': Figure(cell=3, pattern='([\\d.]+)x')}
+    >>> entry = {"cell": "report(", "pattern": r"([\d.]+)x", "label": "the gain: {}x"}
+    >>> page_figures({FIGURES: {"gain": entry}}, {1: "import x", 3: "report(t)"})
+    {'gain': Figure(cell=3, pattern='([\\d.]+)x', label='the gain: {}x', at='')}
     """
     declared = metadata.get(FIGURES) or {}
     found = {}
     for name, entry in declared.items():
-        if not (isinstance(entry, Mapping) and set(entry) == {"cell", "pattern"}):
-            msg = f"{FIGURES}: {name!r} needs exactly 'cell' and 'pattern', got {entry!r}"
+        keys = set(entry) if isinstance(entry, Mapping) else set()
+        if not {"cell", "pattern", "label"} <= keys <= {"cell", "pattern", "label", "at"}:
+            msg = (f"{FIGURES}: {name!r} needs 'cell', 'pattern' and 'label' (and may have "
+                   f"'at'), got {entry!r}")  # fmt: skip
+            raise ValueError(msg)
+        if not isinstance(entry["label"], str) or entry["label"].count("{}") != 1:
+            msg = f"{FIGURES}: {name!r}'s label needs one {{}} where the figure goes"
             raise ValueError(msg)
         cells = [index for index, source in code.items() if entry["cell"] in source]
         if len(cells) != 1:
             where = f"in {len(cells)} code cells" if cells else "in no code cell"
             msg = f"{FIGURES}: {name!r}'s cell text {entry['cell']!r} is {where}; it must be in one"
             raise ValueError(msg)
-        try:
-            groups = re.compile(entry["pattern"]).groups
-        except re.error as error:
-            msg = f"{FIGURES}: {name!r}'s pattern is not a regular expression: {error}"
-            raise ValueError(msg) from error
-        if groups < 1:
-            msg = f"{FIGURES}: {name!r}'s pattern has no group to take the figure from"
-            raise ValueError(msg)
-        found[name] = Figure(cells[0], entry["pattern"])
+        for key in ("pattern", "at") if "at" in entry else ("pattern",):
+            try:
+                groups = re.compile(entry[key]).groups
+            except re.error as error:
+                msg = f"{FIGURES}: {name!r}'s {key} is not a regular expression: {error}"
+                raise ValueError(msg) from error
+            if groups < 1:
+                msg = f"{FIGURES}: {name!r}'s {key} has no group to take the figure from"
+                raise ValueError(msg)
+        found[name] = Figure(cells[0], entry["pattern"], entry["label"], entry.get("at", ""))
     return found
 
 

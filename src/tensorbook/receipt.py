@@ -2,16 +2,19 @@ r"""Run a chapter on your machine and write what it measured: ``python -m tensor
 
 It runs the chapter's notebook, the one the book's site offers for download
 (``tensorbook-<chapter>.ipynb`` in this folder, or ``--notebook FILE_OR_ADDRESS``), in a
-fresh Jupyter kernel on one CPU thread, as the book ran it, and writes a receipt: the
-book's recording format (its device ledger's), with where it ran: the device, the GPU's
-name, driver and CUDA version, torch, Python, NumPy, the book's commit (the notebook
-names it) and the date. It prints how your figures compare with the book's. Send the
-file to the book (a new issue in its repository, the notebook's last cell says where).
+fresh Jupyter kernel (``ipykernel``) on one CPU thread, as the book ran it, printing a
+line as each cell ends, and writes a receipt, ``receipt-<chapter>-<device>.json`` in
+this folder: the book's recording format (its device ledger's), with where it ran: the
+device, the GPU's name, driver and CUDA version, torch, Python, NumPy, the book's commit
+(the notebook names it) and the date. It prints your figures beside those the
+chapter's prose quotes, and where to send the file (the notebook's last cell says too).
 
 Examples
 --------
 >>> figure_in("at 64: 1.4x\nat 4096: 298.1x", r"(?s).*: ([\d.]+)x")
 '298.1'
+>>> side("yours", "0.16", "", "one .item(): {} µs")
+'yours 0.16 µs'
 >>> device_kind("cuda", "Tesla T4"), device_kind("cpu", "")
 ('tesla-t4', 'cpu')
 """
@@ -19,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -27,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.request import urlopen
@@ -51,6 +55,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 """Set to 1 for the kernel: the book records its pages on one CPU thread."""
 TAG = "device-dependent"  # the page's tag of a cell whose output depends on the device
 CELL_TIMEOUT_S = 900  # a cell still running then is stopped: the book's slowest take 600 s
+KERNEL_MISSING = "the receipt runs the chapter in a Jupyter kernel: pip install ipykernel"
 
 
 class ReceiptError(Exception):
@@ -103,16 +108,23 @@ def page_cells(notebook: Mapping[str, Any]) -> list[tuple[int, str, bool]]:
     return cells
 
 
-def run_cells(codes: Sequence[str], device: str | None) -> list[list[dict[str, Any]]]:
+def check_kernel() -> None:
+    """Raise :class:`ReceiptError` unless this Python can start a Jupyter kernel."""
+    if not all(importlib.util.find_spec(name) for name in ("jupyter_client", "ipykernel")):
+        raise ReceiptError(KERNEL_MISSING)
+
+
+def run_cells(
+    codes: Sequence[str], device: str | None, ended: Callable[[int, float], None] | None = None
+) -> list[list[dict[str, Any]]]:
     """Run ``codes`` in a fresh kernel of this Python; each cell's outputs, as a notebook's.
 
-    A cell that raises is recorded with its error, and the next cells still run.
+    A cell that raises is recorded with its error, and the next cells still run. As each
+    cell ends, ``ended`` is given its number (from 1) and the seconds it took.
     """
-    try:
-        from jupyter_client.manager import KernelManager
-    except ImportError as error:
-        msg = "the receipt runs the chapter in a Jupyter kernel: pip install ipykernel"
-        raise ReceiptError(msg) from error
+    check_kernel()
+    from jupyter_client.manager import KernelManager
+
     environment = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, "1")}
     if device:
         environment[DEVICE_VARIABLE] = device
@@ -127,7 +139,13 @@ def run_cells(codes: Sequence[str], device: str | None) -> list[list[dict[str, A
         try:
             client.start_channels()
             client.wait_for_ready(timeout=120)
-            return [_run(client, code) for code in codes]
+            outputs = []
+            for number, code in enumerate(codes, start=1):
+                start = time.monotonic()
+                outputs.append(_run(client, code))
+                if ended:
+                    ended(number, time.monotonic() - start)
+            return outputs
         finally:
             client.stop_channels()
             manager.shutdown_kernel(now=True)
@@ -235,17 +253,79 @@ def receipt_data(
             "cells": records, "figures": figures}  # fmt: skip
 
 
+def side(whose: str, value: str, at: str, label: str) -> str:
+    """One side of a comparison: ``whose`` figure in ``label``'s unit, where it was measured."""
+    _, _, unit = label.partition("{}")
+    return f"{whose} {value}{unit}" + (f" (at {at})" if at else "")
+
+
 def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
-    """A line per figure of the chapter's prose: the reader's beside the book's."""
+    """What the reader reads after the run: their figures beside those the prose quotes.
+
+    The first line says where the book's are from; then a line per figure, in the
+    chapter's words and units, in the order the chapter prints them. A figure the
+    reader's run did not print is said with the last line its cell printed instead (a
+    CPU has no CUDA graphs, a cell may raise).
+    """
     printed = {
         cell["index"]: "\n".join(o["text"] for o in cell["outputs"] if "text" in o)
         for cell in data["cells"]
     }
-    model = data["provenance"]["model"]
-    lines = []
-    for name, figure in book.get("figures", {}).items():
-        yours = figure_in(printed.get(figure["cell"], ""), figure["pattern"]) or "not printed"
-        lines.append(f"{name}: {yours} on {model}; the book: {figure['book']} ({figure['source']})")
+    figures = book.get("figures", {})
+    if not figures:
+        return []
+    source = next(iter(figures.values()))["source"]
+    head = (
+        "Your figures beside those the chapter's prose quotes, recorded by the book on a GPU "
+        f"({source})"
+    )
+    if not book.get("built_on_gpu"):  # the notebook's other figures are the CPU's
+        head += ", not on the CPU that built the book's site, whose figures the notebook shows"
+    lines = [f"{head}:"]
+
+    def printed_at(figure: Mapping[str, Any]) -> tuple[int, int]:
+        found = re.search(figure["pattern"], printed.get(figure["cell"], ""), re.MULTILINE)
+        return figure["cell"], found.start(1) if found else 0
+
+    for figure in sorted(figures.values(), key=printed_at):
+        text, label = printed.get(figure["cell"], ""), figure.get("label", "{}")
+        yours = figure_in(text, figure["pattern"])
+        if yours is None:
+            said = [line for line in text.splitlines() if line.strip()]
+            instead = (
+                f'your run printed "{said[-1].strip()}"' if said else "your run printed nothing"
+            )
+            mine = f"yours none ({instead})"
+        else:
+            at = figure_in(text, figure["at"]) if figure.get("at") else None
+            mine = side("yours", yours, at or "", label)
+        head, _, _ = label.partition("{}")
+        theirs = side("the book's", figure["book"], figure.get("book_at", ""), label)
+        lines.append(f"  {head}{mine}; {theirs}")
+    return lines
+
+
+def closing(book: Mapping[str, Any], model: str) -> list[str]:
+    """What the reader is told of the file written: what it holds, where it is, where it goes."""
+    lines = [
+        (
+            "The receipt holds what each cell printed, its pictures, the machine as this Python "
+            f"sees it ({model}), the versions of torch, Python and NumPy, the date and the "
+            "book's commit; no name or address of yours, and no path into your home folder "
+            "(one in an error or a warning is written ~). It is JSON: open it to see."
+        ),
+        "On Colab, download it from the Files pane (the folder icon on the left).",
+    ]
+    if book.get("repository"):
+        lines.append(
+            f"To share it, attach it to a new issue at {book['repository']}/issues/new . The "
+            "issue is public, under your GitHub account, and once the book takes the receipt "
+            "in, its outputs are shown on the book's site, as a reader's."
+        )
+    else:
+        lines.append(
+            "This copy of the book names no repository to send it to: the file stays with you."
+        )
     return lines
 
 
@@ -253,7 +333,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tensorbook.receipt CHAPTER [--notebook FILE] [--out FILE] [--device D]``."""
     parser = argparse.ArgumentParser(
         prog="python -m tensorbook.receipt",
-        description="Run a chapter of the book here and write a receipt of what it measured.",
+        description=(
+            "Run a chapter of the book here, in a Jupyter kernel (pip install ipykernel), and "
+            "write a receipt of what it measured: receipt-CHAPTER-DEVICE.json in this folder."
+        ),
     )
     parser.add_argument("chapter", help="the chapter's name, as in its address: speed, cuda, ...")
     parser.add_argument("--notebook", help="its notebook (default: tensorbook-CHAPTER.ipynb here)")
@@ -278,8 +361,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                    f"{tensorbook.__version__}: run the notebook's first cell, then this again")  # fmt: skip
             raise ReceiptError(msg)
         cells = page_cells(notebook)
-        print(f"tensorbook.receipt: running {len(cells)} cells of {args.chapter} on {device}")
-        outputs = run_cells([code for _, code, _ in cells], device)
+        check_kernel()
+        print(
+            f"tensorbook.receipt: running the {args.chapter} chapter's {len(cells)} code cells "
+            f"on {device}, in a new Jupyter kernel; a line as each ends"
+        )
+
+        def ended(number: int, seconds: float) -> None:
+            print(f"  cell {number} of {len(cells)}: {seconds:.1f} s", flush=True)
+
+        outputs = run_cells([code for _, code, _ in cells], device, ended)
         command = f"python -m tensorbook.receipt {args.chapter}"
         data = receipt_data(args.chapter, cells, outputs, provenance(device, book, command))
     except (ReceiptError, ValueError) as error:
@@ -289,15 +380,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     failed = sum(any(o.get("output_type") == "error" for o in cell) for cell in outputs)
     print(
-        f"tensorbook.receipt: wrote {out}"
+        f"tensorbook.receipt: wrote the receipt {out.name}, in {out.resolve().parent}"
         + (f" ({failed} cells raised an error)" if failed else "")
     )
-    for line in comparison(book, data):
-        print(f"  {line}")
-    if book.get("repository"):
-        print(
-            f"Send it to the book: attach {out} to a new issue at {book['repository']}/issues/new"
-        )
+    for line in [*comparison(book, data), *closing(book, data["provenance"]["model"])]:
+        print(line)
     return 0
 
 

@@ -20,6 +20,7 @@ import ast
 import base64
 import contextlib
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,12 @@ page's, where the download changed the code (a check made a verdict)."""
 BOOK = "tensorbook_book"
 """A download's notebook metadata: ``page``, ``commit`` (the book's, which the site was
 built from), ``version`` (of this package) and ``figures``: each of the prose's
-recorded figures, ``{"cell", "pattern", "book", "source"}`` (the page's cell that prints
-it, where in its text, the book's value and where the book's value was recorded)."""
+recorded figures, ``{"cell", "pattern", "label", "at", "book", "book_at", "source"}``
+(the page's cell that prints it, where in its text, what it is in a reader's words with
+``{}`` for the figure, a pattern of where it was measured or ``""``, the book's value,
+where the book measured it, and the machine, torch and date the book's value is from),
+``repository``, where a receipt is sent, or ``""``, and ``built_on_gpu``: whether the
+site's build ran on a GPU (else the notebook's other figures are from its CPU)."""
 
 
 def source_hash(code: str) -> str:
@@ -47,7 +52,7 @@ def shown_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """A cell's outputs as a page shows them: text, an SVG picture, or a PNG (base64).
 
     Consecutive streams are joined: how printed text is chunked depends on when the
-    kernel flushed.
+    kernel flushed. A home folder in the text is written ``~`` (:func:`private_paths`).
     """
     shown: list[dict[str, str]] = []
     streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
@@ -70,7 +75,27 @@ def shown_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
         else:
             continue
         streaming = kind == "stream"
-    return [{"text": item["text"].rstrip("\n")} if "text" in item else item for item in shown]
+    return [{"text": private_paths(item["text"]).rstrip("\n")} if "text" in item else item
+            for item in shown]  # fmt: skip
+
+
+HOMES = re.compile(r"(?:/home/|/Users/|[A-Za-z]:\\Users\\)[^/\\\s'\"]+")
+"""A home folder in a path (Linux, macOS, Windows): it names the person."""
+
+
+def private_paths(text: str) -> str:
+    r"""``text`` with this machine's home folder, and any home folder, written ``~``.
+
+    An error's message or a warning often names a file (``/home/ada/.venv/...``), and a
+    recording is published.
+
+    >>> private_paths("No such file: '/home/ada/data.csv'; C:\\Users\\ada\\x.py")
+    "No such file: '~/data.csv'; ~\\x.py"
+    """
+    home = str(Path.home())
+    if len(home) > 1:  # "/" is nobody's
+        text = text.replace(home, "~")
+    return HOMES.sub("~", text)
 
 
 def output_digest(shown: Sequence[Mapping[str, str]]) -> str:

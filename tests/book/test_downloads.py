@@ -213,6 +213,42 @@ def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(buil
         assert "Your machine beside the book's" not in words.source  # in its own words
 
 
+OTHER_MACHINE = {  # a build on a CPU: the notebook's other figures are not the GPU's
+    "en": "That GPU did not build this copy of the book",
+    "zh_CN": "构建这份书的并不是那块 GPU",
+}
+NO_REPOSITORY = {  # a copy built without the book's repository sends the receipt nowhere
+    "en": "This copy of the book names no repository to send the file to",
+    "zh_CN": "这份书没有指明可以提交文件的仓库",
+}
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_it(
+    built_book, language
+):
+    folder = _downloads(built_book, language)
+    notebook = nbformat.read(folder / "tensorbook-speed.ipynb", as_version=4)
+    last, book = notebook.cells[-1].source, notebook.metadata["tensorbook_book"]
+    script = (folder / "tensorbook-speed.py").read_text(encoding="utf-8")
+    said = script[script.rindex("# %% [markdown]") :]
+    # the notebook's own Python, not whichever `python` the shell finds first
+    assert "import sys\n!{sys.executable} -m tensorbook.receipt speed --notebook " in last
+    assert "\n# python -m tensorbook.receipt speed --notebook " in said  # a terminal's command
+    assert "!" not in said
+    assert "sys.executable" not in said
+    assert "receipt-speed-<device>.json" in last
+    assert "receipt-speed-<device>.json" in said
+    device = next(iter(book["figures"].values()))["source"].split(" · ")[0]
+    assert device.startswith("NVIDIA")
+    assert device in last  # the GPU the prose quotes
+    assert (OTHER_MACHINE[language] in last) != book["built_on_gpu"]
+    if not book["repository"]:
+        assert NO_REPOSITORY[language] in last
+        assert "issues/new" not in last
+    assert "tensorbook_script_text" not in script  # the script's text, not a note of it
+
+
 def _cells(row: str) -> list[str]:
     """The text of each cell of an HTML table's row, without its spaces."""
     cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)

@@ -416,11 +416,15 @@ def test_cells_line_up_with_their_recording_as_a_diff():
 @pytest.mark.parametrize(
     ("entry", "problem"),
     [
-        ({"cell": "report("}, "needs exactly 'cell' and 'pattern'"),
-        ({"cell": "nowhere", "pattern": "(x)"}, "is in no code cell"),
-        ({"cell": "t", "pattern": "(x)"}, "is in 2 code cells"),
-        ({"cell": "report(", "pattern": "x"}, "has no group"),
-        ({"cell": "report(", "pattern": "(x"}, "is not a regular expression"),
+        ({"cell": "report("}, "needs 'cell', 'pattern' and 'label'"),
+        ({"cell": "report(", "pattern": "(x)"}, "needs 'cell', 'pattern' and 'label'"),
+        ({"cell": "report(", "pattern": "(x)", "label": "x", "to": "y"}, "may have 'at'"),
+        ({"cell": "report(", "pattern": "(x)", "label": "gain_x"}, "needs one {}"),
+        ({"cell": "nowhere", "pattern": "(x)", "label": "{}x"}, "is in no code cell"),
+        ({"cell": "t", "pattern": "(x)", "label": "{}x"}, "is in 2 code cells"),
+        ({"cell": "report(", "pattern": "x", "label": "{}x"}, "pattern has no group"),
+        ({"cell": "report(", "pattern": "(x", "label": "{}x"}, "is not a regular expression"),
+        ({"cell": "report(", "pattern": "(x)", "label": "{}x", "at": "y"}, "at has no group"),
     ],
 )
 def test_a_malformed_figure_is_refused_naming_it(entry, problem):

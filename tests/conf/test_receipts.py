@@ -10,6 +10,7 @@ receipt, made here, is shown in a built book by ``test_published.py``.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import subprocess
 import sys
@@ -21,11 +22,14 @@ from tests.support.book import (
     ROOT,
 )
 
-from tensorbook.recording import module_hashes, output_digest, shown_outputs
+import tensorbook
+from tensorbook import receipt
+from tensorbook.recording import BOOK, PAGE_CELLS, module_hashes, output_digest, shown_outputs
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
     cell_keys,
     load_recording,
+    page_figures,
     recording_from_notebook,
 )
 from tensorbook_build.receipts import LIMITS, ReceiptRefused, book_cells, import_receipt
@@ -208,3 +212,107 @@ def test_the_reader_s_program_imports_nothing_of_the_build():
     code = f"import sys, tensorbook.receipt; print([m for m in sys.modules if m.startswith({build_only!r})])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _speed_book() -> dict:
+    """The notebook metadata a receipt of speed.md compares with, the labels its front matter's."""
+    page = read_page((ROOT / "docs" / f"{PAGE}.md").read_text(encoding="utf-8"))
+    book = {"sizes": "64, 1000, 100, 10", "largest": "4096, 4096, 4096, 4096"}
+    figures = {
+        name: {"cell": f.cell, "pattern": f.pattern, "label": f.label, "at": f.at, "book": "2.5",
+               "book_at": book["largest" if "largest" in name else "sizes"] if f.at else "",
+               "source": "NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26"}
+        for name, f in page_figures(page.metadata, page.code).items()
+    }  # fmt: skip
+    return {"page": PAGE, "figures": figures, "repository": ""}
+
+
+def _reader_cells(printed: dict[str, str]) -> dict:
+    """A receipt whose cells printed ``printed``, by the code text that names the cell."""
+    page = read_page((ROOT / "docs" / f"{PAGE}.md").read_text(encoding="utf-8"))
+    cells = [
+        {
+            "index": index,
+            "outputs": [{"text": text} for key, text in printed.items() if key in code],
+        }
+        for index, code in page.code.items()
+    ]
+    return {"cells": cells, "provenance": {"model": LABEL}}
+
+
+def test_the_receipt_says_the_reader_s_figures_in_the_chapter_s_words_beside_the_gpu_s():
+    book = _speed_book()
+    data = _reader_cells({
+        'verdict = "at least"': "torch cpu at 64, 1000, 100, 10: 0.7x NumPy, less than 50x\n"
+                                "torch cpu at 512, 1024, 512, 512: 1.2x NumPy, less than 50x",
+        "item_s = speed.item_seconds(device)":
+            "one .item() of a number already computed: 0.16 µs; the step without it: 432.6 µs",
+        "speed.cuda_graph_step(TUTORIAL_SIZES, device)":
+            "This ran on cpu. CUDA graphs exist only on a CUDA device.",
+    })  # fmt: skip
+    lines = receipt.comparison(book, data)
+    gpu = "recorded by the book on a GPU (NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26)"
+    cpu = ", not on the CPU that built the book's site, whose figures the notebook shows:"
+    assert lines[0].endswith(gpu + cpu), lines[0]
+    assert receipt.comparison({**book, "built_on_gpu": True}, data)[0].endswith(gpu + ":")
+    assert lines[1:] == [
+        ("  one step, torch beside NumPy at the smallest sizes: yours 0.7x as fast (at 64, 1000, "
+         "100, 10); the book's 2.5x as fast (at 64, 1000, 100, 10)"),
+        ("  one step, torch beside NumPy at the largest sizes: yours 1.2x as fast (at 512, 1024, "
+         "512, 512); the book's 2.5x as fast (at 4096, 4096, 4096, 4096)"),
+        "  one .item() of a number already computed: yours 0.16 µs; the book's 2.5 µs",
+        "  one step without .item(): yours 432.6 µs; the book's 2.5 µs",
+        ('  the step replayed as a CUDA graph: yours none (your run printed "This ran on cpu. '
+         'CUDA graphs exist only on a CUDA device."); the book\'s 2.5x as fast'),
+    ]  # fmt: skip
+    assert not any(name in "\n".join(lines) for name in book["figures"])  # no internal keys
+
+
+def test_the_receipt_says_what_the_file_holds_and_where_it_goes_or_that_it_goes_nowhere():
+    local = "\n".join(receipt.closing({"repository": ""}, LABEL))
+    published = "\n".join(receipt.closing({"repository": "https://github.com/o/b"}, LABEL))
+    for said in (local, published):
+        assert "no name or address of yours" in said
+        assert "Files pane" in said
+    assert "names no repository" in local
+    assert "issues" not in local
+    assert "https://github.com/o/b/issues/new" in published
+    assert "public, under your GitHub account" in published
+    assert "book's site" in published
+
+
+def test_the_receipt_asks_for_a_jupyter_kernel_before_it_starts(tmp_path, monkeypatch, capsys):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    notebook.metadata[PAGE_CELLS] = [{"id": notebook.cells[0].id, "index": 0}]
+    notebook.metadata[BOOK] = {"page": PAGE, "commit": "0" * 40, "version": tensorbook.__version__}
+    path = tmp_path / "tensorbook-speed.ipynb"
+    nbformat.write(notebook, path)
+    monkeypatch.chdir(tmp_path)  # where a receipt would be written
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "ipykernel" else real(name, *a),
+    )
+    assert receipt.main([PAGE, "--notebook", str(path), "--device", "cpu"]) == 2
+    said = capsys.readouterr()
+    assert "running" not in said.out
+    assert said.err.strip() == f"tensorbook.receipt: {receipt.KERNEL_MISSING}"
+    assert not list(tmp_path.glob("receipt-*"))
+
+
+def test_a_home_folder_in_what_a_cell_printed_is_not_recorded():
+    home = str(Path.home() / "project" / "data.csv")
+    outputs = [
+        {
+            "output_type": "stream",
+            "name": "stderr",
+            "text": "/home/ada/.venv/x.py:3: UserWarning\n",
+        },
+        {"output_type": "error", "ename": "FileNotFoundError", "evalue": f"No such file: '{home}'"},
+    ]
+    shown = "\n".join(item["text"] for item in shown_outputs(outputs))
+    assert (
+        shown
+        == "~/.venv/x.py:3: UserWarning\nFileNotFoundError: No such file: '~/project/data.csv'"
+    )

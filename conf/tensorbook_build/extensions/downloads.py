@@ -25,6 +25,7 @@ from tensorbook_build.downloads import (
     COMPARE,
     DEVICE_DEPENDENT,
     FOLDER,
+    SCRIPT_TEXT,
     comparison_cells,
     download_name,
     install_code,
@@ -39,6 +40,7 @@ from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.ledger import page_figures as figure_places
 from tensorbook_build.notebooks import colab_url
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
+from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import notebook_output_folder
 
 logger = logging.getLogger(__name__)
@@ -91,7 +93,7 @@ def write_downloads(app: Sphinx) -> None:
             install=install,
             closing=[
                 *_closing(cells, docname, page, (words["before"], words["after"])),
-                *_receipt_cell(app, docname, page),
+                *_receipt_cell(app, docname, page, values.get("recorded:device", "")),
             ],
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
@@ -117,14 +119,20 @@ def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict
     device, torch, date = (values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
     source = f"{device} · torch {torch} · {date}"
     figures = {
-        name: {"cell": f.cell, "pattern": f.pattern, "book": values.get(f"recorded:{name}", "?"),
-               "source": source}
+        name: {"cell": f.cell, "pattern": f.pattern, "label": f.label, "at": f.at,
+               "book": values.get(f"recorded:{name}", "?"),
+               "book_at": values.get(f"recorded:{name}.at", ""), "source": source}
         for name, f in declared.items()
     }  # fmt: skip
     repository = app.config.tensorbook_repository  # where to send a receipt, if configured
     date = "" if commit is None else commit.date
     return {"page": docname, "commit": sha, "commit_date": date, "version": app.config.release, "figures": figures,
-            "repository": repository}  # fmt: skip
+            "repository": repository, "built_on_gpu": _built_on_gpu(app)}  # fmt: skip
+
+
+def _built_on_gpu(app: Sphinx) -> bool:
+    """Whether this build ran the pages on a GPU: then the prose's figures are its own."""
+    return read_spec(app.config.tensorbook_spec).device.startswith("cuda")
 
 
 def _figures(app: Sphinx, docname: str, doctree: nodes.document) -> dict[str, str]:
@@ -177,8 +185,14 @@ def _closing(
     return comparison_cells(page.cells, [device_line, *compared], words)
 
 
-def _receipt_cell(app: Sphinx, docname: str, page: Page) -> list[nbformat.NotebookNode]:
-    """The last cell of a page with device-dependent cells: how to send the book a receipt."""
+def _receipt_cell(
+    app: Sphinx, docname: str, page: Page, device: str
+) -> list[nbformat.NotebookNode]:
+    """The last cell of a page with device-dependent cells: how to make a receipt, where to send it.
+
+    ``device`` recorded the figures of the page's prose. The script's text, whose reader
+    types the command in a terminal, is in the cell's metadata (:data:`SCRIPT_TEXT`).
+    """
     if not any(DEVICE_DEPENDENT in cell.tags for cell in page.cells):
         return []
     address = f"{app.config.tensorbook_base_url}{app.config.language}/{FOLDER}"
@@ -186,9 +200,19 @@ def _receipt_cell(app: Sphinx, docname: str, page: Page) -> list[nbformat.Notebo
         "chapter": docname,
         "notebook_url": f"{address}/{download_name(docname)}.ipynb",
         "repository": app.config.tensorbook_repository,
+        "file_name": f"receipt-{docname}-<device>.json",
+        "file_example": f"receipt-{docname}-cpu.json",
+        "device": device,
+        "built_on_gpu": _built_on_gpu(app),
+        "language": app.config.language,
     }
-    text = app.builder.templates.render("downloads-receipt.html", context).strip()
-    return [nbformat.v4.new_markdown_cell(text)]
+    text, script = (
+        app.builder.templates.render("downloads-receipt.html", {**context, "script": script})
+        for script in (False, True)
+    )
+    cell = nbformat.v4.new_markdown_cell(text.strip())
+    cell.metadata[SCRIPT_TEXT] = script.strip()
+    return [cell]
 
 
 def _add_links(

@@ -15,6 +15,7 @@ import importlib.metadata
 import platform
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from docutils import nodes
@@ -58,6 +59,7 @@ WORDS = (
     FIGURES_STALE := "; recorded before this page's code last changed",
     RECORDED_PICTURE := "recorded on another machine",
     CONTRIBUTED := "contributed by a reader",
+    REPORTED := "{model}, as the reader reported it, unchecked by the book",
 )
 # the badges and the diff's key, by what a recording is compared with
 PAGE_WORDS = (SAME, SAME_BUT_DEVICE, DIFFERENT, DIFF_KEY)
@@ -99,10 +101,16 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
     """The provenance a reader is shown: model, CUDA, torch, date, commit."""
     p = recording.provenance
     cuda = [f"CUDA {p['gpu']['cuda']}"] if p["gpu"] and p["gpu"]["cuda"] else []
-    model = translate(RECORDED_ON).format(model=p["model"])
+    model = translate(RECORDED_ON).format(model=machine(recording, translate))
     commit = translate(COMMIT).format(commit=p["commit"][:7])
     by = [translate(CONTRIBUTED)] if recording.contributed else []  # a receipt, imported
     return " · ".join([*by, model, *cuda, f"torch {p['torch']}", p["run_date"], commit])
+
+
+def machine(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
+    """The recording's machine; a reader's, as they reported it, which the book cannot check."""
+    model = recording.provenance["model"]
+    return translate(REPORTED).format(model=model) if recording.contributed else model
 
 
 def current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
@@ -269,7 +277,8 @@ def figure_values(
 
     With them, the ``device``, ``torch``, ``date`` and ``state`` of the output they come
     from (a GPU build's own outputs, else the first GPU recording's; ``state`` says, in
-    the edition's words, when the page's code changed since), and the problems found.
+    the edition's words, when the page's code changed since), ``<name>.at`` where a
+    figure with an ``at`` pattern was measured, and the problems found.
     """
     spec = read_spec(app.config.tensorbook_spec)
     page = read_page(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
@@ -323,6 +332,9 @@ def figure_values(
                 f"{figure.cell}'s printed text: change the pattern or the cell"
             )
         values.setdefault(name, found or "?")
+        if figure.at and texts:  # where it was measured, for a receipt's comparison
+            where = ledger.figure_in(texts.get(name, ""), replace(figure, pattern=figure.at))
+            values[f"{name}.at"] = where or "?"
     return values, problems
 
 
