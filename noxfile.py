@@ -246,8 +246,10 @@ TESTS_NEED_FREE_GB = 6
 
 
 def _room_for_the_tests(session: nox.Session) -> None:
-    """Stop, saying so, where the temporary folder has no room for the suite's books: a
-    full disk fails tests far from the cause (a cache "may need to be cleared")."""
+    """Stop, saying so, where the temporary folder has no room for the suite's books.
+
+    A full disk fails tests far from the cause (a cache "may need to be cleared").
+    """
     scratch = tempfile.gettempdir()
     free = shutil.disk_usage(scratch).free / 1e9
     if free < TESTS_NEED_FREE_GB:
