@@ -104,9 +104,7 @@ class Book:
     """A small copy of the book, built by ``python -m tensorbook_build`` as nox does, with
     a temporary folder of its own (short: sockets are made there)."""
 
-    def __init__(
-        self, tmp_path: Path, first_code: str, *, front: str = "", prose: int = 1
-    ) -> None:
+    def __init__(self, tmp_path: Path, first_code: str, *, front: str = "", prose: int = 1) -> None:
         self.prose = prose
         self.temporary = Path(tempfile.mkdtemp(prefix="tb-test-"))
         self.tree = copy_of_the_book(tmp_path, parts=["conf", "src"])
@@ -114,7 +112,9 @@ class Book:
         docs = self.tree / "docs"
         names = [f"page{n}" for n in range(1, _PAGES)]
         self.toctree = "\n```{toctree}\n" + "\n".join(names) + "\n```\n"
-        (docs / "index.md").write_text(_page("Index", first_code, prose=prose, front=front) + self.toctree)
+        (docs / "index.md").write_text(
+            _page("Index", first_code, prose=prose, front=front) + self.toctree
+        )
         for name in names:
             (docs / f"{name}.md").write_text(_page(name, f"print({name!r})", prose=prose))
         self.catalogs = docs / "locales" / "zh_CN" / "LC_MESSAGES"
