@@ -18,13 +18,14 @@ from typing import Any
 import jupytext
 import nbformat
 
-from tensorbook.receipt import TAG as DEVICE_DEPENDENT
+from tensorbook import receipt
 from tensorbook.recording import BOOK, PAGE_CELLS
 from tensorbook_build.execute import HIDDEN, Cell, Page
 
 FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
 COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
+DEVICE_DEPENDENT = receipt.TAG
 
 
 def is_build_check(cell: Cell) -> bool:

@@ -23,10 +23,10 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 
 from tensorbook import receipt
-from tensorbook.receipt import TAG  # the tag of a cell whose output depends on the device
 from tensorbook.recording import output_digest, shown_outputs, source_hash  # the reader's too
 from tensorbook_build.settings import LAYOUT
 
+TAG = receipt.TAG  # the tag of a cell whose output depends on the device
 FOLDER = "recorded"  # under docs/
 COMPAT = "compat.json"  # in FOLDER: the torch versions nox -s compat ran, and how
 BESIDE = "cpu"  # in a GPU's folder: the same machine's CPU, recorded in the same run
