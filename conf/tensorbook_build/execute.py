@@ -18,6 +18,8 @@ from typing import Any
 from myst_nb.core.read import read_myst_markdown_notebook  # documented: MyST-NB's Python API
 from nbformat import NotebookNode
 
+from tensorbook.recording import package_files
+
 HIDDEN = "remove-cell"
 """MyST-NB's tag of a cell that the page runs and does not show."""
 
@@ -38,11 +40,8 @@ def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
 
 @cache
 def package_modules(src_dir: Path) -> dict[str, Path]:
-    """Map every module of the package under ``src_dir`` to its file."""
-    return {
-        ".".join(path.relative_to(src_dir).with_suffix("").parts).removesuffix(".__init__"): path
-        for path in sorted((src_dir / "tensorbook").rglob("*.py"))
-    }
+    """Map every module of the package under ``src_dir`` to its file, as a receipt names it."""
+    return package_files(src_dir / "tensorbook")
 
 
 @cache
