@@ -243,10 +243,7 @@ def diff_lines(recorded: str, own: str) -> list[str]:
 
 
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings.
-
-    Each is named with the difference in its printed text.
-    """
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings."""
     everyone = [r for recording in recordings for r in (recording, recording.beside) if r]
     found = []
     for first, second in itertools.combinations(everyone, 2):
