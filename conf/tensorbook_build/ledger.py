@@ -23,7 +23,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 
 from tensorbook import receipt
-from tensorbook.recording import output_digest, shown_outputs, source_hash  # the reader's too
+from tensorbook.recording import module_hashes, output_digest, shown_outputs, source_hash
 from tensorbook_build.settings import LAYOUT
 
 TAG = receipt.TAG  # the tag of a cell whose output depends on the device
@@ -73,14 +73,12 @@ def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, d
     """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes.
 
     The modules are those the cell or a cell before it imports, hashed as the cache key
-    hashes them (:func:`tensorbook_build.execute.page_hashes`).
+    and a reader's receipt hash them (:func:`tensorbook.recording.module_hashes`).
     """
-    from tensorbook_build.execute import page_hashes
-
-    sources = list(codes.values())  # each cell's modules: those of the code up to it
+    hashes = module_hashes(list(codes.values()), src_dir / "tensorbook")
     return {
-        index: (source_hash(code), dict(page_hashes(sources[: n + 1], src_dir).values()))
-        for n, (index, code) in enumerate(codes.items())
+        index: (source_hash(code), modules)
+        for (index, code), modules in zip(codes.items(), hashes, strict=True)
     }
 
 
