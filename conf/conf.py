@@ -3,12 +3,8 @@ tensorbook_build`` (what ``nox -s docs`` runs) once the pages have executed.
 
 This file sets what every edition shares. The command line chooses the edition
 (``-D language``) and what its pages executed with (``-D tensorbook_spec``, which the
-driver resolves), which Sphinx applies after this file has
-run; ``tensorbook_build.extensions.configuration.derived`` then derives, in one place,
-every value that depends on them: ``tensorbook_spec``; ``html_baseurl``, ``ogp_site_url``
-and the ``og:locale`` tag in ``ogp_custom_meta_tags`` (from ``tensorbook_base_url``);
-``html_search_options``' word list; the commit and the PDF in ``html_context``;
-copybutton's folder in ``html_static_path``; and ``latex_elements``' preamble.
+driver resolves), which Sphinx applies after this file has run: every value that
+depends on them is derived in one place, ``tensorbook_build.extensions.configuration.derived``.
 ``tensorbook_repository``, unset here, is ``$TENSORBOOK_REPOSITORY``.
 """
 
@@ -37,9 +33,7 @@ locale_dirs = ["locales/"]  # relative to docs/, where the catalogs live with th
 gettext_compact = False  # one catalog per page
 gettext_location = True  # translators see where each message comes from
 
-# The extensions, in the order of the pipeline (tensorbook_build.settings.EXTENSIONS, which
-# the build driver imports before it forks the editions)
-extensions = list(EXTENSIONS)
+extensions = list(EXTENSIONS)  # in the pipeline's order: tensorbook_build.settings says why
 
 exclude_patterns = list(NOT_PAGES)
 # absolute: the gettext builder would read a relative path from docs/, not from here

@@ -27,7 +27,7 @@ import tinycss2
 from fontTools import subset
 from fontTools.ttLib import TTFont
 
-from tensorbook_build.settings import STATIC, is_page
+from tensorbook_build.settings import STATIC, page_files
 
 # fontTools reports every table it subsets at INFO, through the root logger
 logging.getLogger("fontTools.subset").setLevel(logging.WARNING)
@@ -262,8 +262,7 @@ def purge(outdir: Path, cache: Path | None = None) -> dict[str, tuple[int, int]]
         if leftover.exists():
             sizes[str(leftover.relative_to(outdir))] = (leftover.stat().st_size, 0)
             leftover.unlink()
-    pages = [p for p in outdir.rglob("*.html") if is_page(p, outdir)]
-    keep = SelectorFilter(site_words([*pages, *site_scripts(static)]))
+    keep = SelectorFilter(site_words([*page_files(outdir), *site_scripts(static)]))
     made = Made(cache)
     codepoints: set[int] = set()
     for sheet in sorted(static.rglob("*.css")):

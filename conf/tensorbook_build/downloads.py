@@ -18,13 +18,14 @@ from typing import Any
 import jupytext
 import nbformat
 
+from tensorbook import receipt
 from tensorbook.recording import BOOK, PAGE_CELLS
 from tensorbook_build.execute import HIDDEN, Cell, Page
 
 FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
 COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
-DEVICE_DEPENDENT = "device-dependent"  # tensorbook_build.ledger.TAG, without importing it
+DEVICE_DEPENDENT = receipt.TAG
 SCRIPT_TEXT = "tensorbook_script_text"
 """A Markdown cell's metadata: its text in the script, where it differs from the notebook's
 (a command typed in a terminal, not in a notebook's cell)."""
@@ -72,19 +73,8 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
         shown_value = f(1)
     shown_value
     """
-    tree = ast.parse(source)
-    last = tree.body[-1] if tree.body else None
-    ends_with_value = isinstance(last, ast.Expr) and not (
-        isinstance(last.value, ast.Call)
-        and isinstance(last.value.func, ast.Name)
-        and last.value.func.id in {"print", "display"}
-    )
-    if ends_with_value and last is not None:
-        lines = source.splitlines()
-        at = last.lineno - 1
-        lines[at] = lines[at][: last.col_offset] + "shown_value = " + lines[at][last.col_offset :]
-        source = "\n".join(lines)
-    shown = ("shown_value = None\n", "\nshown_value") if ends_with_value else ("", "")
+    kept = shown(source, "shown_value = ", "")
+    shown_value = ("shown_value = None\n", "\nshown_value") if kept != source else ("", "")
     told = "".join(
         f"    {word}={_literal(words[word])},\n" for word in ("measured", "holds", "fails")
     )
@@ -93,10 +83,10 @@ def verdict_code(source: str, book: str, words: Mapping[str, str]) -> str:
 # is a verdict for this machine: it says whether the claim holds, and never stops.
 from tensorbook.verdict import verdict
 
-{shown[0]}with verdict(
+{shown_value[0]}with verdict(
     {_literal(book)},
 {told}):
-{textwrap.indent(source, "    ")}{shown[1]}"""
+{textwrap.indent(kept, "    ")}{shown_value[1]}"""
 
 
 def _literal(text: str) -> str:
@@ -361,11 +351,12 @@ from tensorbook.script import ScriptDisplay
 {SHOW} = display = ScriptDisplay(__file__)"""
 
 
-def shown(source: str) -> str:
+def shown(source: str, before: str = f"{SHOW}(", after: str = ")") -> str:
     r"""A cell's code with its last expression handed to :data:`SHOW`, as a script runs it.
 
     A notebook displays that value; a script would drop it. A call of ``print`` or of
     ``display``, and a line that ends in ``;`` (which hides it in a notebook), are left.
+    ``before`` and ``after`` are what the value is put between.
 
     >>> shown("x = 1\nx + 1")
     'x = 1\nshow(x + 1)'
@@ -386,7 +377,7 @@ def shown(source: str) -> str:
     lines = source.splitlines(keepends=True)
     start = sum(map(len, lines[: last.lineno - 1])) + last.col_offset
     end = sum(map(len, lines[: (last.end_lineno or last.lineno) - 1])) + (last.end_col_offset or 0)
-    return f"{source[:start]}{SHOW}({source[start:end]}){source[end:]}"
+    return f"{source[:start]}{before}{source[start:end]}{after}{source[end:]}"
 
 
 def script_for(notebook: nbformat.NotebookNode) -> str:

@@ -6,57 +6,19 @@ jupyter-cache keys a notebook on its code alone, so each page gets a hidden cell
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import hashlib
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from myst_nb.core.read import read_myst_markdown_notebook  # documented: MyST-NB's Python API
 from nbformat import NotebookNode
 
+from tensorbook.recording import module_hashes, package_files
+
 HIDDEN = "remove-cell"
 """MyST-NB's tag of a cell that the page runs and does not show."""
-
-
-def _imported_modules(tree: ast.AST, known: Container[str]) -> set[str]:
-    """The package's modules that this syntax tree imports."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        found.update(name for name in names if name in known)
-    return found
-
-
-@cache
-def package_modules(src_dir: Path) -> dict[str, Path]:
-    """Map every module of the package under ``src_dir`` to its file."""
-    return {
-        ".".join(path.relative_to(src_dir).with_suffix("").parts).removesuffix(".__init__"): path
-        for path in sorted((src_dir / "tensorbook").rglob("*.py"))
-    }
-
-
-@cache
-def _module_dependencies(src_dir: Path) -> dict[str, set[str]]:
-    modules = package_modules(src_dir)
-    graph = {}
-    for name, path in modules.items():
-        deps = _imported_modules(ast.parse(path.read_text(encoding="utf-8")), modules)
-        # importing a.b.c runs a/__init__ and a/b/__init__ first
-        parts = name.split(".")
-        deps.update(".".join(parts[:i]) for i in range(1, len(parts)))
-        deps.discard(name)
-        graph[name] = deps
-    return graph
 
 
 @dataclass(frozen=True)
@@ -110,51 +72,20 @@ def read_page(text: str) -> Page:
     return Page(dict(notebook.metadata), tuple(cells))
 
 
-def _parse_cell(code: str) -> ast.AST | None:
-    # IPython magics and shell escapes are not Python; they import nothing of ours
-    kept = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
-    for text in (code, "\n".join(kept)):
-        with contextlib.suppress(SyntaxError):
-            return ast.parse(text)
-    return None
+def page_hashes(code: Iterable[str], src_dir: Path) -> dict[Path, tuple[str, str]]:
+    """For each module the cells' ``code`` depends on: its file, dotted name and hash.
 
-
-@cache  # the ledger asks for every prefix of a page's cells: each cell is parsed once
-def _cell_imports(code: str, src_dir: Path) -> frozenset[str]:
-    """The package's modules that one cell's ``code`` imports itself."""
-    tree = _parse_cell(code)
-    return (
-        frozenset()
-        if tree is None
-        else frozenset(_imported_modules(tree, _module_dependencies(src_dir)))
-    )
+    They are what a reader's receipt hashes (:func:`tensorbook.recording.module_hashes`).
+    """
+    package = src_dir / "tensorbook"
+    hashes = module_hashes([*code, ""], package)[-1]  # "": a page without code imports nothing
+    files = package_files(package)
+    return {files[name]: (name, digest) for name, digest in hashes.items()}
 
 
 def page_dependencies(code: Iterable[str], src_dir: Path) -> list[str]:
     """Every package module that the cells' ``code`` imports, directly or not, sorted."""
-    graph = _module_dependencies(src_dir)  # each module's, its parent packages included
-    pending = set().union(*(_cell_imports(code_cell, src_dir) for code_cell in code))
-    closure: set[str] = set()
-    while pending:
-        name = pending.pop()
-        closure.add(name)
-        pending |= graph[name] - closure  # so nothing in closure is pending again
-    return sorted(closure)
-
-
-@cache
-def _file_hash(path: Path) -> str:
-    """A short hash of a module's bytes, read once per build."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-
-
-def page_hashes(code: Iterable[str], src_dir: Path) -> dict[Path, tuple[str, str]]:
-    """For each module the cells' ``code`` depends on: its file, dotted name and hash."""
-    modules = package_modules(src_dir)
-    return {
-        modules[name]: (name, _file_hash(modules[name]))
-        for name in page_dependencies(code, src_dir)
-    }
+    return [name for name, _ in page_hashes(code, src_dir).values()]
 
 
 def context_cell(context: str, hashes: dict[str, str]) -> str:

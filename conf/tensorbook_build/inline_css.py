@@ -24,7 +24,7 @@ from tensorbook_build.assets import (
     site_scripts,
     site_words,
 )
-from tensorbook_build.settings import STATIC, is_page
+from tensorbook_build.settings import STATIC, page_files
 
 SEARCH_PAGE = "search.html"
 SEARCH_SCRIPTS = {"searchtools.js", "language_data.js", "searchindex.js"}
@@ -127,7 +127,7 @@ def inline_stylesheets(outdir: Path, cache: Path | None = None) -> int:
     script_words = site_words(site_scripts(outdir / STATIC))
     made = Made(cache)
     changed = 0
-    for page in sorted(p for p in outdir.rglob("*.html") if is_page(p, outdir)):
+    for page in page_files(outdir):
         text = page.read_text(encoding="utf-8")
         head = _HEAD.search(text)
         if head is None:

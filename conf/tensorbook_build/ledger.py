@@ -5,11 +5,6 @@
 A GPU's run also records the same machine's CPU, with the same torch, into
 ``<kind>/cpu/<page>.json`` (:data:`BESIDE`): the two differ by what the device changed.
 A recorded cell is stale (:func:`freshness`) once its code, or a module it imports, changed.
-
-Examples
---------
->>> device_kind("cpu"), device_kind("cuda", "NVIDIA H100 80GB HBM3")
-('cpu', 'nvidia-h100-80gb-hbm3')
 """
 
 from __future__ import annotations
@@ -27,10 +22,11 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from tensorbook.recording import output_digest, shown_outputs, source_hash  # the reader's too
+from tensorbook import receipt
+from tensorbook.recording import module_hashes, output_digest, shown_outputs, source_hash
 from tensorbook_build.settings import LAYOUT
 
-TAG = "device-dependent"  # the tag of a cell whose output depends on the device
+TAG = receipt.TAG  # the tag of a cell whose output depends on the device
 FOLDER = "recorded"  # under docs/
 COMPAT = "compat.json"  # in FOLDER: the torch versions nox -s compat ran, and how
 BESIDE = "cpu"  # in a GPU's folder: the same machine's CPU, recorded in the same run
@@ -73,25 +69,16 @@ class Recording:
         return found[0] if same else None
 
 
-def device_kind(device_type: str, gpu_name: str = "") -> str:
-    """The folder name of a device's recordings: ``cpu``, or the GPU's model as a slug."""
-    if device_type == "cpu" or not gpu_name:
-        return device_type
-    return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
-
-
 def cell_keys(codes: Mapping[int, str], src_dir: Path) -> dict[int, tuple[str, dict[str, str]]]:
     """For each code cell, by notebook index: :func:`source_hash` and its modules' hashes.
 
     The modules are those the cell or a cell before it imports, hashed as the cache key
-    hashes them (:func:`tensorbook_build.execute.page_hashes`).
+    and a reader's receipt hash them (:func:`tensorbook.recording.module_hashes`).
     """
-    from tensorbook_build.execute import page_hashes
-
-    sources = list(codes.values())  # each cell's modules: those of the code up to it
+    hashes = module_hashes(list(codes.values()), src_dir / "tensorbook")
     return {
-        index: (source_hash(code), dict(page_hashes(sources[: n + 1], src_dir).values()))
-        for n, (index, code) in enumerate(codes.items())
+        index: (source_hash(code), modules)
+        for (index, code), modules in zip(codes.items(), hashes, strict=True)
     }
 
 
@@ -253,19 +240,8 @@ def diff_lines(recorded: str, own: str) -> list[str]:
     ]
 
 
-def text_diff(recorded: str, own: str) -> str:
-    """:func:`diff_lines`, at most :data:`DIFF_LINES` of them, then how many more."""
-    lines = diff_lines(recorded, own)
-    if len(lines) > DIFF_LINES:
-        lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
-    return "\n".join(lines)
-
-
 def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
-    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings.
-
-    Each is named with the difference in its printed text.
-    """
+    """Cells not tagged :data:`TAG` whose output differs between two devices' recordings."""
     everyone = [r for recording in recordings for r in (recording, recording.beside) if r]
     found = []
     for first, second in itertools.combinations(everyone, 2):
@@ -276,7 +252,10 @@ def unmarked_differences(recordings: Sequence[Recording]) -> list[str]:
                 continue  # a tagged cell may differ; a changed one says nothing
             if other.digest != cell.digest:
                 texts = ["\n".join(o.get("text", "") for o in c.outputs) for c in (cell, other)]
-                diff = text_diff(*texts) if all(texts) else ""
+                lines = diff_lines(*texts) if all(texts) else []
+                if len(lines) > DIFF_LINES:
+                    lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
+                diff = "\n".join(lines)
                 found.append(
                     f"{first.page}.md, cell {cell.index}: its output differs between "
                     f"{first.kind} and {second.kind}, and it is not tagged {TAG}; "
@@ -362,13 +341,8 @@ def but_for_the_device(text: str) -> str:
 
 
 def figure_in(text: str, figure: Figure) -> str | None:
-    r"""The figure as ``text`` prints it, or ``None`` where the pattern finds nothing.
-
-    >>> figure_in("at 64: 1.4x\nat 4096: 298.1x", Figure(0, r"(?s).*: ([\d.]+)x"))
-    '298.1'
-    """
-    found = re.search(figure.pattern, text, flags=re.MULTILINE)
-    return found.group(1) if found else None
+    """The figure as ``text`` prints it, found as a reader's receipt finds it; else ``None``."""
+    return receipt.figure_in(text, figure.pattern)
 
 
 def align(recorded: Sequence[Cell], current: Mapping[int, str]) -> dict[int, Cell]:

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tensorbook_build.settings import is_page
+from tensorbook_build.settings import page_files
 
 _LINKING_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src"}
 _METADATA_RELS = {"canonical", "alternate"}  # absolute by design, or another edition
@@ -69,11 +69,7 @@ def broken_links(folder: Path) -> list[BrokenLink]:
     b.html -> a.html#nowhere: a.html has no element with id 'nowhere'
     b.html -> /x.png: starts at the domain's root, so it breaks when the book is served below it
     """
-    pages = {
-        p.relative_to(folder).as_posix(): _PageParser(p)
-        for p in sorted(folder.rglob("*.html"))
-        if is_page(p, folder)
-    }
+    pages = {p.relative_to(folder).as_posix(): _PageParser(p) for p in page_files(folder)}
     broken = []
     for page, parsed in pages.items():
         for link in parsed.links:

@@ -56,9 +56,8 @@ def source_commit(
     """The commit the environment names, else the one ``root`` is checked out at, else ``None``.
 
     A named commit wins: a copy carried to another machine can hold an older ``.git``
-    than its files (the GPU run of 2026-11-26 at 99c1c3a was labelled b95676e+modified so).
-    A checked-out commit is modified where ``paths`` (relative to ``root``; none: the
-    whole tree) have changes.
+    than its files. A checked-out commit is modified where ``paths`` (relative to
+    ``root``; none: the whole tree) have changes.
     """
     named = environ.get(COMMIT_VARIABLE, "").strip()
     if named:

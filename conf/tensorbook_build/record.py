@@ -11,19 +11,16 @@ page does not tag it ``device-dependent``.
 from __future__ import annotations
 
 import argparse
-import platform
-import re
 import shlex
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
 from tensorbook.device import DeviceUnavailableError
 from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook.receipt import provenance
 from tensorbook_build.build import build_site
 from tensorbook_build.ledger import (
     BESIDE,
@@ -39,45 +36,13 @@ from tensorbook_build.spec import BuildSpec, resolve_spec
 
 
 def capture_provenance(spec: BuildSpec, command: str) -> dict[str, Any]:
-    """Where and with what the pages ran: the kernels run in this process's environment."""
-    import numpy as np
-    import torch
-
+    """Where and with what the pages ran, as a receipt says it: the kernels ran with our torch."""
     commit = source_commit(LAYOUT.root, SOURCES)
-    gpu = None
-    if spec.device != "cpu":
-        props = torch.cuda.get_device_properties(spec.device)
-        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-        try:
-            driver = subprocess.run(query, capture_output=True, text=True, check=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            driver = None
-        gpu = {
-            "name": props.name,
-            "driver": driver.stdout.split()[0] if driver and driver.stdout.split() else "unknown",
-            "cuda": torch.version.cuda or "",
-            "capability": f"{props.major}.{props.minor}",
-            "memory_gib": round(props.total_memory / 2**30, 1),
-        }
-        model = props.name
-    else:
-        info = Path("/proc/cpuinfo")
-        text = info.read_text(encoding="utf-8") if info.is_file() else ""
-        cpu = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
-        model = f"CPU ({platform.machine()}{', ' + cpu[1].strip() if cpu else ''})"
-    return {
-        "device": spec.device,
-        "model": model,
-        "gpu": gpu,
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "threads": spec.threads,
+    book = {
         "commit": (commit.sha + ("+modified" if commit.modified else "")) if commit else "unknown",
         "commit_date": commit.date if commit else "",
-        "run_date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "command": command,
     }
+    return {**provenance(spec.device, book, command), "threads": spec.threads}
 
 
 def record_build(

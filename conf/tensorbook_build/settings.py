@@ -172,13 +172,11 @@ def wheel_name(version: str) -> str:
     return f"{PROJECT}-{version}-py3-none-any.whl"
 
 
-def is_page(path: Path, folder: Path) -> bool:
-    """Whether ``path``, below ``folder``, is a page of the site rather than an asset."""
-    return path.suffix == ".html" and STATIC not in path.relative_to(folder).parts
+def page_files(folder: Path) -> list[Path]:
+    """Every page below ``folder``, sorted: each HTML file not among the assets (``_static``)."""
+    return sorted(p for p in folder.rglob("*.html") if STATIC not in p.relative_to(folder).parts)
 
 
 def site_pages(folder: Path) -> list[str]:
     """Every page below ``folder``, as sorted paths relative to it."""
-    return sorted(
-        p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if is_page(p, folder)
-    )
+    return sorted(p.relative_to(folder).as_posix() for p in page_files(folder))

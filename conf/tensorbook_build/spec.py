@@ -29,10 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook.receipt import THREAD_VARIABLES  # what the kernels' libraries read
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-"""What the kernels' libraries read for their thread pools."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ class BuildSpec:
     """Everything a build's pages execute with; equal specs execute pages alike."""
 
     device: str  # resolved: cpu or cuda:N, never auto
-    kind: str  # the folder name of this device's recordings (ledger.device_kind)
+    kind: str  # the folder name of this device's recordings (receipt.device_kind)
     torch: str  # the installed torch's version
     src: str  # the folder of the tensorbook package the kernels import
     threads: int = KERNEL_THREADS
@@ -113,7 +111,7 @@ def resolve_spec(
     Raises what :func:`tensorbook.device.choose_device` raises, naming ``given_by``.
     """
     from tensorbook.device import choose_device
-    from tensorbook_build.ledger import device_kind
+    from tensorbook.receipt import device_kind
 
     device = choose_device(request, given_by=given_by, default="cpu").device
     kind = "cpu"

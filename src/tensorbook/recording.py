@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import base64
 import contextlib
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -147,18 +148,9 @@ def module_hashes(codes: Sequence[str], package: Path) -> list[dict[str, str]]:
     """For each cell of ``codes``: the hash of every module it or a cell before it imports.
 
     Imports are followed through the package's own modules (and a module's parent
-    packages, which importing it runs); a hash is of the file's bytes.
+    packages, which importing it runs); a hash is of the file's bytes, read once.
     """
-    files = package_files(package)
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        parts = name.split(".")
-        parents = {".".join(parts[:i]) for i in range(1, len(parts))}
-        graph[name] = (_imports(tree, files) | parents) - {name}
-    hashes = {
-        name: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for name, path in files.items()
-    }
+    files, graph, hashes = _package(package)
     found: set[str] = set()
     result = []
     for code in codes:
@@ -170,3 +162,19 @@ def module_hashes(codes: Sequence[str], package: Path) -> list[dict[str, str]]:
             pending |= graph[name] - found
         result.append({name: hashes[name] for name in sorted(found)})
     return result
+
+
+@functools.cache  # a build keys every page on one package: each file is read once
+def _package(package: Path) -> tuple[dict[str, Path], dict[str, set[str]], dict[str, str]]:
+    """The package's files, what each module imports of it, and each file's hash."""
+    files = package_files(package)
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parts = name.split(".")
+        parents = {".".join(parts[:i]) for i in range(1, len(parts))}
+        graph[name] = (_imports(tree, files) | parents) - {name}
+    hashes = {
+        name: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for name, path in files.items()
+    }
+    return files, graph, hashes

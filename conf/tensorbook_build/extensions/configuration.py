@@ -1,10 +1,9 @@
 """Sphinx adapter: the edition's effective configuration, derived in one place.
 
-Sphinx applies the command line's edition and spec after ``conf.py`` has run (its
-docstring says which values depend on them), so those values are derived here, at
-``config-inited``, by :func:`derived`: it refuses a language the settings do not list, a
-broken catalog or a device the machine lacks with one error (:func:`stop`), not
-Sphinx's crash report.
+Sphinx applies the command line's edition and spec after ``conf.py`` has run, so the
+values that depend on them are derived here, at ``config-inited``, by :func:`derived`:
+it refuses a language the settings do not list, a broken catalog or a missing spec
+with one error (:func:`stop`), not Sphinx's crash report.
 
 A build should also end with the configuration it began with. Sphinx keeps the
 configuration a build ended with (in its pickled environment) and compares the next
