@@ -279,13 +279,36 @@ def test_ctrl_c_leaves_nothing_and_the_next_build_runs(tmp_path, leftovers):
     book.builds_again()
 
 
+_CLOCK_TICK = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _past_the_interpreter_s_start(process: subprocess.Popen[str]) -> None:
+    """Wait until the driver has run 0.05 s of CPU: past Python's own start (about 0.015
+    s, the same on a busy machine), into the program, whose first line takes Ctrl-C.
+
+    Before that line, Python itself answers Ctrl-C with its traceback, as for any
+    program. Wall time cannot tell: with both cores busy, 0.3 s after starting, the
+    interpreter was still reading its site-packages.
+    """
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if (int(fields[11]) + int(fields[12])) * _CLOCK_TICK >= 0.05:  # utime + stime
+                return
+        time.sleep(0.005)
+    pytest.fail(f"the driver did not start:\n{process.communicate()[0][-3000:]}")
+
+
 @pytest.mark.parametrize("after", [0.3, 1.0, 2.5])
 def test_ctrl_c_at_any_moment_prints_one_line_and_leaves_nothing(tmp_path, leftovers, after):
     """While the driver imports, the stage starts the fork server, or a kernel is forked:
     whatever the build was doing, the interruption adds one line and no process's noise."""
     book = Book(tmp_path, "import time\ntime.sleep(600)")
+    started = time.monotonic()
     process = book.start()
-    time.sleep(after)
+    _past_the_interpreter_s_start(process)
+    time.sleep(max(0.0, after - (time.monotonic() - started)))
     os.killpg(process.pid, signal.SIGINT)
     printed = _output_once_ended(process, 120)
     assert process.returncode == 130, printed[-3000:]
