@@ -180,9 +180,10 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
         words = "cells without a fresh recording: {count}" if stale else "fresh"
         p = recording.provenance
         by = f"{translate(ledger_adapter.CONTRIBUTED)} · " if recording.contributed else ""
-        model = ledger_adapter.machine(recording, translate)
-        parts.append(f"{by}{model} · {p['run_date']} · {translate(words).format(count=stale)}")
-    return "; ".join(parts)
+        said = translate(words).format(count=stale)
+        parts.append(f"{by}{p['model']} · {p['run_date']} · {said}")
+    # Chinese sets its semicolon full-width, as its other punctuation
+    return ("；" if app.config.language.startswith("zh") else "; ").join(parts)
 
 
 def _outdated(
