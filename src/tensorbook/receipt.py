@@ -22,7 +22,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -293,8 +292,11 @@ def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
 
 
 def on_colab() -> bool:
-    """Whether this Python runs in Google Colab, where a file is downloaded from a pane."""
-    return "COLAB_RELEASE_TAG" in os.environ or importlib.util.find_spec("google.colab") is not None
+    """Whether this Python runs in Google Colab, where a file is downloaded from a pane.
+
+    Colab's runtime sets ``COLAB_RELEASE_TAG``, which a notebook's ``!`` command inherits.
+    """
+    return "COLAB_RELEASE_TAG" in os.environ
 
 
 def closing(book: Mapping[str, Any], model: str, colab: bool = False) -> list[str]:

@@ -158,6 +158,17 @@ def test_a_chapter_s_last_cell_says_how_to_send_a_receipt_and_where(published, l
         assert "GitHub" in last.source or not sends  # that an issue is public, under their account
 
 
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_chapter_that_takes_receipts_links_to_sending_one_from_its_footer(published, language):
+    """As "Report a problem" is: a new issue, filled in with the chapter and its edition."""
+    for chapter in ("speed", "warmup_numpy"):  # device-dependent cells, and none
+        html = unescape(page(published.build, chapter, language))
+        footer = html[html.index('class="component-provenance"') :]
+        sends = f"{REPOSITORY}/issues/new?title=Receipt%3A%20{chapter}%20%28{language}%29"
+        assert (sends in footer) == (chapter == "speed"), chapter
+        assert "Report a problem" in footer or language != SOURCE_LANGUAGE
+
+
 def _show(remote: Path, path: str) -> str | None:
     done = subprocess.run(
         ["git", "-C", str(remote), "show", f"{BRANCH}:{path}"],
