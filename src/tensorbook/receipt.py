@@ -341,7 +341,7 @@ def _checked(book: Mapping[str, Any], chapter: str, cells: Sequence[PageCell]) -
         wheel = book.get("wheel") or f"tensorbook=={tensorbook.__version__}"
         msg = (
             f"the installed tensorbook {tensorbook.__version__} is not the code this notebook "
-            f"was made with ({', '.join(changed[:3])} differ), so the book would refuse its "
+            f"was made with ({', '.join(changed[:3])} {'differs' if len(changed) == 1 else 'differ'}), so the book would refuse its "
             f"receipt: reinstall it with {sys.executable} -m pip install --force-reinstall "
             f"--no-deps {wheel} , then run this again"
         )
