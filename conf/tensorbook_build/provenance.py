@@ -97,9 +97,9 @@ def receipt_url(repository: str, *, chapter: str, language: str, commit: Commit 
     built_from = "not known" if commit is None else commit.sha
     body = "\n".join([
         f"Chapter: {chapter}", f"Language: {language}", f"Commit: {built_from}", "",
-        f"Attach receipt-{chapter}-<device>.json here (drag it into this box). "
-        f"python -m tensorbook.receipt {chapter} writes it; the chapter's notebook ends by "
-        "saying how.",
+        (f"Attach receipt-{chapter}-<device>.json here (drag it into this box). "
+         f"python -m tensorbook.receipt {chapter} writes it; the chapter's notebook ends by "
+         "saying how."),
     ])  # fmt: skip
     query = urlencode({"title": f"Receipt: {chapter} ({language})", "body": body}, quote_via=quote)
     return f"{repository}/issues/new?{query}"

@@ -178,13 +178,15 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
     figures, notes, cells = data.get("figures", {}), [], []
     for cell in data["cells"]:
         index = cell["index"]
+        # the page's index, and the count the reader's run printed as it went
+        named = f"cell {index} (code cell {order[index]} of {len(keys)})"
         source, modules = keys[index]
         if cell["source"] != source:
-            msg = f"cell {index}: its code is not {page}.md's at commit {commit[:12]}"
+            msg = f"{named}: its code is not {page}.md's at commit {commit[:12]}"
             raise ReceiptRefused(msg)
         if cell["raised"] and index not in taught:
             msg = (
-                f"cell {index} (code cell {order[index]} of {len(keys)}) raised "
+                f"{named} raised "
                 f"{cell['raised'][:40]}, which {page}.md does not: the reader's run failed"
             )
             raise ReceiptRefused(msg)
@@ -193,13 +195,13 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
                 n for n in {*modules, *cell["modules"]} if modules.get(n) != cell["modules"].get(n)
             )
             msg = (
-                f"cell {index}: {', '.join(changed)} is not the book's at commit {commit[:12]}: "
+                f"{named}: {', '.join(changed)} is not the book's at commit {commit[:12]}: "
                 "the receipt ran another version of the package"
             )
             raise ReceiptRefused(msg)
         kept = []
         for number, item in enumerate(cell["outputs"]):
-            where = f"cell {index}, output {number}"
+            where = f"{named}, output {number}"
             if "text" in item:
                 if problem := _text_problem(item["text"], where):
                     raise ReceiptRefused(problem)
@@ -212,9 +214,7 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
             if name.endswith(".svg") and (found := SVG_SCRIPT.search(figures[name])):
                 msg = f"{where}: its picture holds script ({found[0][:20]!r})"
                 raise ReceiptRefused(msg)
-            notes.append(
-                f"cell {index}: its picture is not kept (contributed recordings show text)"
-            )
+            notes.append(f"{named}: its picture is not kept (contributed recordings show text)")
         ledger_cell = {key: value for key, value in cell.items() if key != "raised"}
         cells.append({**ledger_cell, "marked": index in marked, "outputs": kept})
     gpu = provenance["gpu"]

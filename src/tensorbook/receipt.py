@@ -2,12 +2,15 @@ r"""Run a chapter on your machine and write what it measured: ``python -m tensor
 
 It runs the chapter's notebook, the one the book's site offers for download
 (``tensorbook-<chapter>.ipynb`` in this folder, or ``--notebook FILE_OR_ADDRESS``), in a
-fresh Jupyter kernel (``ipykernel``) on one CPU thread, as the book ran it, printing a
-line as each cell ends, and writes a receipt, ``receipt-<chapter>-<device>.json`` in
-this folder: the book's recording format (its device ledger's), with where it ran: the
-device, the GPU's name, driver and CUDA version, torch, Python, NumPy, the book's commit
-(the notebook names it) and the date. It prints your figures beside those the
-chapter's prose quotes, and where to send the file (the notebook's last cell says too).
+fresh Jupyter kernel of this Python (:mod:`tensorbook.receipt_kernel`) on one CPU
+thread, as the book ran it, printing a line as each cell ends, and writes a receipt,
+``receipt-<chapter>-<device>.json`` in this folder: the book's recording format (its
+device ledger's), with where it ran: the device, the GPU's name, driver and CUDA
+version, torch, Python, NumPy, the book's commit (the notebook names it) and the date.
+It prints your figures beside those the chapter's prose quotes, and where to send the
+file (the notebook's last cell says too). Before anything runs, it checks that this
+package is the code the notebook was made with; a run in which a cell raised an error
+the chapter does not show on purpose writes nothing.
 
 Examples
 --------
@@ -38,6 +41,7 @@ from urllib.request import urlopen
 
 import tensorbook
 from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook.receipt_kernel import ReceiptError, check_kernel, run_cells
 from tensorbook.recording import (
     BOOK,
     PAGE_CELLS,
@@ -46,7 +50,6 @@ from tensorbook.recording import (
     shown_outputs,
     source_hash,
 )
-from tensorbook.receipt_kernel import ReceiptError, check_kernel, run_cells
 
 SCHEMA_VERSION = 1  # the recording format's (the book's recording.schema.json)
 TAG = "device-dependent"  # the page's tag of a cell whose output depends on the device
@@ -56,7 +59,7 @@ TAUGHT = "raises-exception"  # the page's tag of a cell that shows an error on p
 class PageCell(NamedTuple):
     """One of the page's code cells in the notebook."""
 
-    index: int  # in the page, markdown counted: the importer's and the ledger's number
+    page_index: int  # in the page, markdown counted: the importer's and the ledger's number
     code: str  # the page's own (a download may have changed it: a check made a verdict)
     marked: bool  # tagged :data:`TAG`
     taught: bool  # tagged :data:`TAUGHT`: the error it raises is the chapter's lesson
@@ -202,11 +205,11 @@ def receipt_data(
                 kept.append(item)
                 continue
             [(suffix, content)] = item.items()
-            name = f"{page}/cell-{cell.index}-{number}.{suffix}"
+            name = f"{page}/cell-{cell.page_index}-{number}.{suffix}"
             figures[name] = content  # an SVG's text, a PNG's base64
             kept.append({"image": name})
         records.append({
-            "index": cell.index, "source": source_hash(cell.code), "modules": imported,
+            "index": cell.page_index, "source": source_hash(cell.code), "modules": imported,
             "marked": cell.marked, "digest": output_digest(shown), "outputs": kept,
             "raised": raised(printed),
         })  # fmt: skip

@@ -217,7 +217,10 @@ OTHER_MACHINE = {  # a build on a CPU: the notebook's other figures are not the 
     "en": "The other figures in this notebook, such as its tables, were measured on a CPU.",
     "zh_CN": "这个笔记本里的其他数值（例如表格中的数值）是在 CPU 上测得的。",
 }
-FIGURES_STALE = {"en": "recorded before this page's code last changed", "zh_CN": "录制于本页代码最近一次修改之前"}
+FIGURES_STALE = {
+    "en": "recorded before this page's code last changed",
+    "zh_CN": "录制于本页代码最近一次修改之前",
+}
 NO_REPOSITORY = {  # a copy built without the book's repository sends the receipt nowhere
     "en": "This copy of the book names no repository to send the file to",
     "zh_CN": "本书的这个副本没有指明可以提交文件的仓库",

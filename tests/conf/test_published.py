@@ -122,14 +122,20 @@ def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
 def test_a_cpu_receipt_of_the_speed_chapter_is_shown_as_contributed(published, language):
     html = page(published.build, "speed", language)
     model = published.receipt["provenance"]["model"]
-    folds = [unescape(f) for f in RECORDED_FOLD.findall(html) if CONTRIBUTED[language] in unescape(f)]
+    folds = [
+        unescape(f) for f in RECORDED_FOLD.findall(html) if CONTRIBUTED[language] in unescape(f)
+    ]
     assert folds, f"no fold labelled {CONTRIBUTED[language]!r}"
     assert all(model in fold for fold in folds), model
     # a CPU's recording has no CPU beside it: no note that one is missing
     assert not any(NO_CPU[language] in fold for fold in folds)
     # a picture cell's fold says its picture is not kept, not that it differs over nothing
-    drawn = {c["index"] for c in published.receipt["cells"] if any("image" in o for o in c["outputs"])}
-    texts = {c["index"] for c in published.receipt["cells"] if any("text" in o for o in c["outputs"])}
+    drawn = {
+        c["index"] for c in published.receipt["cells"] if any("image" in o for o in c["outputs"])
+    }
+    texts = {
+        c["index"] for c in published.receipt["cells"] if any("text" in o for o in c["outputs"])
+    }
     assert drawn - texts, "the speed chapter's receipt has a cell that only draws"
     pictures = [f for f in folds if NO_PICTURE[language] in f]
     assert len(pictures) == len(drawn - texts), len(pictures)
@@ -154,7 +160,10 @@ def test_a_chapter_s_last_cell_says_how_to_send_a_receipt_and_where(published, l
         sends = last.cell_type == "markdown" and command in last.source
         assert sends == (chapter == "speed"), last.source
         # a new issue, filled in with the chapter and its edition, as "Report a problem" is
-        assert sends <= (f"<{REPOSITORY}/issues/new?title=Receipt%3A%20{chapter}%20%28{language}%29" in last.source)
+        assert sends <= (
+            f"<{REPOSITORY}/issues/new?title=Receipt%3A%20{chapter}%20%28{language}%29"
+            in last.source
+        )
         assert "GitHub" in last.source or not sends  # that an issue is public, under their account
 
 
