@@ -25,6 +25,7 @@ from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks
 from tensorbook_build.extensions import ledger as ledger_adapter
 from tensorbook_build.extensions.downloads import is_chapter
+from tensorbook_build.settings import edition
 from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import execution_record
 
@@ -182,8 +183,8 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
         by = f"{translate(ledger_adapter.CONTRIBUTED)} · " if recording.contributed else ""
         said = translate(words).format(count=stale)
         parts.append(f"{by}{p['model']} · {p['run_date']} · {said}")
-    # Chinese sets its semicolon full-width, as its other punctuation
-    return ("；" if app.config.language.startswith("zh") else "; ").join(parts)
+    # a CJK edition sets its semicolon full width, as its other punctuation
+    return ("；" if edition(app.config.language).cjk else "; ").join(parts)
 
 
 def _outdated(
