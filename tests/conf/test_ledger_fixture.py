@@ -248,7 +248,9 @@ def _fold_text(recording: Recording, own: tuple[list[str], list[str]]) -> str:
 
 def test_a_reader_s_picture_cell_says_its_picture_is_not_kept_not_that_it_differs():
     cell = Cell(1, "s", {}, True, "d")  # the import dropped its picture: no output is left
-    fold = _fold_text(_reader_s((cell,), None), ([], ["<svg>the page's</svg>"]))
+    # the page's picture, and its plain-text alternative, which a page keeps for other builders
+    own = (["<Figure size 640x480 with 1 Axes>"], ["<svg>the page's</svg>"])
+    fold = _fold_text(_reader_s((cell,), None), own)
     assert adapter.PICTURE_NOT_KEPT in fold
     assert adapter.NO_PICTURES in fold
     assert adapter.DIFFERENT not in fold

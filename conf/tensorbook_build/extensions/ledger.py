@@ -221,7 +221,8 @@ def _fold(
         badge = translate(STALE_CODE)
     elif state.stale:
         badge = translate(STALE_MODULES).format(modules=", ".join(state.modules))
-    elif dropped and not texts and not base_texts:  # nothing of it is shown to compare
+    elif dropped and not texts:  # it only drew: nothing of it is shown to compare
+        # (the page's own texts may hold its picture's plain-text alternative)
         badge = translate(PICTURE_NOT_KEPT)
     else:
         badge = translate(words[0] if same else words[1] if same_values else words[2])
