@@ -248,6 +248,7 @@ def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_
     assert "import sys\n!{sys.executable} -m tensorbook.receipt speed --notebook " in last
     assert "\n# python -m tensorbook.receipt speed --notebook " in said  # a terminal's command
     assert "!" not in said
+    assert "#\n#\n" not in said  # one blank line between paragraphs, as in the notebook
     assert "sys.executable" not in said
     assert "receipt-speed-<device>.json" in last
     assert "receipt-speed-<device>.json" in said
