@@ -388,11 +388,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         outputs = run_cells([cell.code for cell in cells], device, ended)
         if failed := failures(cells, outputs):
-            more = f"; {len(failed) - 1} more cells raised errors" if len(failed) > 1 else ""
+            left = len(failed) - 1
+            more = {0: "", 1: " (and 1 more cell raised one)"}.get(
+                left, f" (and {left} more cells raised one)"
+            )
             msg = (
-                f"no receipt written: {failed[0]}{more}, and the chapter raises none there. "
-                "Run the notebook itself with this Python to see why; once its cells run, "
-                "run this again"
+                f"no receipt written: {failed[0]}, an error the chapter does not raise{more}. "
+                "Run the notebook itself in this Python to see why, then run this again once "
+                "its cells run"
             )
             print(f"tensorbook.receipt: {msg}", file=sys.stderr)
             return 1
