@@ -90,3 +90,16 @@ def report_url(
     name = page.rstrip("/").rsplit("/", 1)[-1].removesuffix(".html")
     query = urlencode({"title": f"{name} ({language}): ", "body": body}, quote_via=quote)
     return f"{repository}/issues/new?{query}"
+
+
+def receipt_url(repository: str, *, chapter: str, language: str, commit: Commit | None) -> str:
+    """A new issue in ``repository`` that sends a receipt of ``chapter``, filled in."""
+    built_from = "not known" if commit is None else commit.sha
+    body = "\n".join([
+        f"Chapter: {chapter}", f"Language: {language}", f"Commit: {built_from}", "",
+        (f"Attach receipt-{chapter}-<device>.json here (drag it into this box). "
+         f"python -m tensorbook.receipt {chapter} writes it; the chapter's notebook ends by "
+         "saying how."),
+    ])  # fmt: skip
+    query = urlencode({"title": f"Receipt: {chapter} ({language})", "body": body}, quote_via=quote)
+    return f"{repository}/issues/new?{query}"

@@ -9,6 +9,8 @@ is wrong, before anything is written:
   (``recording.schema.json``) with :data:`LIMITS` on its sizes and its ``figures``;
 - its page is a chapter's name, its commit one of this repository's, and its cells
   those of the page at that commit: each cell's code and the modules it imports;
+- no cell raised an error (``raised``) but those the page shows on purpose (tagged
+  ``raises-exception``): a run that failed says nothing of the reader's machine;
 - no text of it, printed or of its provenance, holds markup (:data:`MARKUP`), and no
   picture holds script; its pictures are then dropped: a contributed recording shows
   text only, which the page escapes.
@@ -32,15 +34,16 @@ import tempfile
 from pathlib import Path
 from typing import Any, cast
 
+from tensorbook.receipt import TAUGHT
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
     FOLDER,
     SCHEMA,
     TAG,
+    Recording,
     cell_keys,
     page_recordings,
     schema_problem,
-    unmarked_differences,
 )
 from tensorbook_build.settings import LAYOUT
 
@@ -86,6 +89,9 @@ def receipt_schema() -> dict[str, Any]:
     schema["properties"].pop("contributed", None)  # the import says so, not the receipt
     cells = schema["properties"]["cells"]
     cells["maxItems"] = LIMITS["cells"]
+    # the error each cell raised ("" for none): the receipt's, not the ledger's
+    cells["items"]["properties"]["raised"] = {"type": "string", "maxLength": 200}
+    cells["items"]["required"] = [*cells["items"]["required"], "raised"]
     outputs = cells["items"]["properties"]["outputs"]
     outputs["maxItems"] = LIMITS["outputs"]
     for value in outputs["items"]["properties"].values():
@@ -101,10 +107,13 @@ def _git(*arguments: str, root: Path = LAYOUT.root) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def book_cells(page: str, commit: str, root: Path = LAYOUT.root) -> tuple[dict[int, Any], set[int]]:
+def book_cells(
+    page: str, commit: str, root: Path = LAYOUT.root
+) -> tuple[dict[int, Any], set[int], set[int]]:
     """The page's code cells at ``commit``: :func:`~tensorbook_build.ledger.cell_keys`, tagged.
 
-    Returns the keys by cell index and the indices of the cells tagged ``device-dependent``.
+    Returns the keys by cell index, the indices of the cells tagged ``device-dependent``
+    and those of the cells tagged ``raises-exception``.
     """
     text = _git("show", f"{commit}:docs/{page}.md", root=root)
     if text is None:
@@ -122,7 +131,8 @@ def book_cells(page: str, commit: str, root: Path = LAYOUT.root) -> tuple[dict[i
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
         keys = cell_keys(book.code, Path(folder) / "src")
-    return keys, {cell.index for cell in book.cells if TAG in cell.tags}
+    tagged = {tag: {cell.index for cell in book.cells if tag in cell.tags} for tag in (TAG, TAUGHT)}
+    return keys, tagged[TAG], tagged[TAUGHT]
 
 
 def _text_problem(text: str, where: str) -> str:
@@ -157,7 +167,8 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
     if _git("cat-file", "-e", f"{commit}^{{commit}}", root=root) is None:
         msg = f"commit {commit[:12]} is not in this repository: git fetch it first"
         raise ReceiptRefused(msg)
-    keys, marked = book_cells(page, commit, root)
+    keys, marked, taught = book_cells(page, commit, root)
+    order = {index: number for number, index in enumerate(sorted(keys), start=1)}
     if sorted(c["index"] for c in data["cells"]) != sorted(keys):
         msg = (
             f"its cells are not the code cells of {page}.md at commit {commit[:12]} "
@@ -167,22 +178,30 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
     figures, notes, cells = data.get("figures", {}), [], []
     for cell in data["cells"]:
         index = cell["index"]
+        # the page's index, and the count the reader's run printed as it went
+        named = f"cell {index} (code cell {order[index]} of {len(keys)})"
         source, modules = keys[index]
         if cell["source"] != source:
-            msg = f"cell {index}: its code is not {page}.md's at commit {commit[:12]}"
+            msg = f"{named}: its code is not {page}.md's at commit {commit[:12]}"
+            raise ReceiptRefused(msg)
+        if cell["raised"] and index not in taught:
+            msg = (
+                f"{named} raised "
+                f"{cell['raised'][:40]}, which {page}.md does not: the reader's run failed"
+            )
             raise ReceiptRefused(msg)
         if cell["modules"] != modules:
             changed = sorted(
                 n for n in {*modules, *cell["modules"]} if modules.get(n) != cell["modules"].get(n)
             )
             msg = (
-                f"cell {index}: {', '.join(changed)} is not the book's at commit {commit[:12]}: "
+                f"{named}: {', '.join(changed)} is not the book's at commit {commit[:12]}: "
                 "the receipt ran another version of the package"
             )
             raise ReceiptRefused(msg)
         kept = []
         for number, item in enumerate(cell["outputs"]):
-            where = f"cell {index}, output {number}"
+            where = f"{named}, output {number}"
             if "text" in item:
                 if problem := _text_problem(item["text"], where):
                     raise ReceiptRefused(problem)
@@ -195,10 +214,9 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
             if name.endswith(".svg") and (found := SVG_SCRIPT.search(figures[name])):
                 msg = f"{where}: its picture holds script ({found[0][:20]!r})"
                 raise ReceiptRefused(msg)
-            notes.append(
-                f"cell {index}: its picture is not kept (contributed recordings show text)"
-            )
-        cells.append({**cell, "marked": index in marked, "outputs": kept})
+            notes.append(f"{named}: its picture is not kept (contributed recordings show text)")
+        ledger_cell = {key: value for key, value in cell.items() if key != "raised"}
+        cells.append({**ledger_cell, "marked": index in marked, "outputs": kept})
     gpu = provenance["gpu"]
     device = re.sub(r"[^a-z0-9]+", "-", (gpu["name"] if gpu else provenance["model"]).lower())
     kind = PREFIX + device.strip("-")[:48].strip("-")
@@ -242,8 +260,11 @@ def import_receipt(
         raise ReceiptRefused(problem)
     folder = recorded / recording["kind"]
     target = folder / f"{recording['page']}.json"
-    if target.exists():
-        notes.append(f"it replaces the contributed recording {target}")
+    if target.exists():  # one slot a model: the newest receipt is the one shown
+        notes.append(
+            f"it replaces the contributed recording {target}, of the same model "
+            f"({recording['provenance']['model']}): one receipt a model is kept, the newest"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
     with tempfile.NamedTemporaryFile(
@@ -251,11 +272,29 @@ def import_receipt(
     ) as file:
         file.write(text)
     Path(file.name).replace(target)
-    # a difference in a cell the page does not tag: the maintainer's to judge, not the reader's
-    for problem in unmarked_differences(page_recordings(recorded, recording["page"])):
-        if recording["kind"] in problem.split("\n")[0]:
-            notes.append(problem.split("\n")[0])
+    notes.extend(_differences(recording, page_recordings(recorded, recording["page"])))
     return target, notes
+
+
+def _differences(recording: dict[str, Any], everyone: list[Recording]) -> list[str]:
+    """Cells the page does not tag whose reader's output differs from the book's recordings.
+
+    The page's tags follow the book's own devices: a reader's machine is no reason to
+    change one, so these are for the maintainer to read, not advice to tag.
+    """
+    book = [r for one in everyone if not one.contributed for r in (one, one.beside) if r]
+    notes = []
+    for cell in (c for c in recording["cells"] if not c["marked"]):
+        for other in book:
+            theirs = next((c for c in other.cells if c.index == cell["index"]), None)
+            if theirs and theirs.source == cell["source"] and theirs.digest != cell["digest"]:
+                notes.append(
+                    f"cell {cell['index']}: what the reader's run printed differs from "
+                    f"{other.kind}'s, in a cell the page does not tag {TAG}: read it in the "
+                    "recording before you commit it"
+                )
+                break
+    return notes
 
 
 def main(argv: list[str] | None = None) -> int:

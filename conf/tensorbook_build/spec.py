@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tensorbook.environment import DEVICE_VARIABLE
-from tensorbook.receipt import THREAD_VARIABLES  # what the kernels' libraries read
+from tensorbook.receipt_kernel import THREAD_VARIABLES  # what the kernels' libraries read
 from tensorbook_build.settings import KERNEL_THREADS, LAYOUT
 
 

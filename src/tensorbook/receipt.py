@@ -2,12 +2,15 @@ r"""Run a chapter on your machine and write what it measured: ``python -m tensor
 
 It runs the chapter's notebook, the one the book's site offers for download
 (``tensorbook-<chapter>.ipynb`` in this folder, or ``--notebook FILE_OR_ADDRESS``), in a
-fresh Jupyter kernel (``ipykernel``) on one CPU thread, as the book ran it, printing a
-line as each cell ends, and writes a receipt, ``receipt-<chapter>-<device>.json`` in
-this folder: the book's recording format (its device ledger's), with where it ran: the
-device, the GPU's name, driver and CUDA version, torch, Python, NumPy, the book's commit
-(the notebook names it) and the date. It prints your figures beside those the
-chapter's prose quotes, and where to send the file (the notebook's last cell says too).
+fresh Jupyter kernel of this Python (:mod:`tensorbook.receipt_kernel`) on one CPU
+thread, as the book ran it, printing a line as each cell ends, and writes a receipt,
+``receipt-<chapter>-<device>.json`` in this folder: the book's recording format (its
+device ledger's), with where it ran: the device, the GPU's name, driver and CUDA
+version, torch, Python, NumPy, the book's commit (the notebook names it) and the date.
+It prints your figures beside those the chapter's prose quotes, and where to send the
+file (the notebook's last cell says too). Before anything runs, it checks that this
+package is the code the notebook was made with; a run in which a cell raised an error
+the chapter does not show on purpose writes nothing.
 
 Examples
 --------
@@ -22,22 +25,23 @@ Examples
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
 import re
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
+from urllib.error import URLError
+from urllib.parse import urlsplit
 from urllib.request import urlopen
 
 import tensorbook
 from tensorbook.environment import DEVICE_VARIABLE
+from tensorbook.receipt_kernel import ReceiptError, check_kernel, run_cells
 from tensorbook.recording import (
     BOOK,
     PAGE_CELLS,
@@ -47,19 +51,18 @@ from tensorbook.recording import (
     source_hash,
 )
 
-if TYPE_CHECKING:
-    from jupyter_client.blocking.client import BlockingKernelClient
-
 SCHEMA_VERSION = 1  # the recording format's (the book's recording.schema.json)
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-"""Set to 1 for the kernel: the book records its pages on one CPU thread."""
 TAG = "device-dependent"  # the page's tag of a cell whose output depends on the device
-CELL_TIMEOUT_S = 900  # a cell still running then is stopped: the book's slowest take 600 s
-KERNEL_MISSING = "the receipt runs the chapter in a Jupyter kernel: pip install ipykernel"
+TAUGHT = "raises-exception"  # the page's tag of a cell that shows an error on purpose
 
 
-class ReceiptError(Exception):
-    """What stops a receipt, in one line that says what to do."""
+class PageCell(NamedTuple):
+    """One of the page's code cells in the notebook."""
+
+    page_index: int  # in the page, markdown counted: the importer's and the ledger's number
+    code: str  # the page's own (a download may have changed it: a check made a verdict)
+    marked: bool  # tagged :data:`TAG`
+    taught: bool  # tagged :data:`TAUGHT`: the error it raises is the chapter's lesson
 
 
 def device_kind(device_type: str, gpu_name: str) -> str:
@@ -77,6 +80,10 @@ def figure_in(text: str, pattern: str) -> str | None:
 
 def read_notebook(where: str) -> dict[str, Any]:
     """A chapter's notebook, from a file or an ``http(s)`` address."""
+    if where.endswith(".py"):
+        msg = (f"{where} is the chapter's script; the receipt runs its notebook: give "
+               f"--notebook {where.removesuffix('.py')}.ipynb, from the same page")  # fmt: skip
+        raise ReceiptError(msg)
     try:
         if re.match(r"https?://", where):
             with urlopen(where, timeout=60) as response:
@@ -84,6 +91,14 @@ def read_notebook(where: str) -> dict[str, Any]:
         else:
             text = Path(where).read_text(encoding="utf-8")
         notebook: dict[str, Any] = json.loads(text)
+    except URLError as error:
+        fix = "download it from the chapter's page"
+        if urlsplit(where).hostname in {"localhost", "127.0.0.1"}:
+            fix = ("this copy of the book is served only while python -m http.server -d "
+                   "build/html 8000 runs in the book's folder (the notebook's first cell "
+                   "says so): start it, or " + fix)  # fmt: skip
+        msg = f"cannot read the notebook {where}: {error.reason}; {fix}"
+        raise ReceiptError(msg) from error
     except (OSError, ValueError) as error:
         msg = f"cannot read the notebook {where}: {error}; download it from the chapter's page"
         raise ReceiptError(msg) from error
@@ -93,89 +108,31 @@ def read_notebook(where: str) -> dict[str, Any]:
     return notebook
 
 
-def page_cells(notebook: Mapping[str, Any]) -> list[tuple[int, str, bool]]:
-    """The page's code cells in the notebook: index in the page, code, whether tagged :data:`TAG`.
-
-    A cell the download changed (a check made a verdict) runs the page's own code.
-    """
+def page_cells(notebook: Mapping[str, Any]) -> list[PageCell]:
+    """The page's code cells in the notebook, in the page's order."""
     by_id = {cell.get("id"): cell for cell in notebook["cells"]}
     cells = []
     for entry in notebook["metadata"][PAGE_CELLS]:
         cell = by_id[entry["id"]]
         code = entry.get("code", cell["source"])
-        marked = TAG in cell.get("metadata", {}).get("tags", [])
-        cells.append((entry["index"], "".join(code) if isinstance(code, list) else code, marked))
+        tags = cell.get("metadata", {}).get("tags", [])
+        text = "".join(code) if isinstance(code, list) else code
+        cells.append(PageCell(entry["index"], text, TAG in tags, TAUGHT in tags))
     return cells
 
 
-def check_kernel() -> None:
-    """Raise :class:`ReceiptError` unless this Python can start a Jupyter kernel."""
-    if not all(importlib.util.find_spec(name) for name in ("jupyter_client", "ipykernel")):
-        raise ReceiptError(KERNEL_MISSING)
+def changed_modules(book: Mapping[str, Any], cells: Sequence[PageCell]) -> list[str]:
+    """The modules the cells import that are not the ones the notebook was made with.
 
-
-def run_cells(
-    codes: Sequence[str], device: str | None, ended: Callable[[int, float], None] | None = None
-) -> list[list[dict[str, Any]]]:
-    """Run ``codes`` in a fresh kernel of this Python; each cell's outputs, as a notebook's.
-
-    A cell that raises is recorded with its error, and the next cells still run. As each
-    cell ends, ``ended`` is given its number (from 1) and the seconds it took.
+    The notebook's ``modules`` are their hashes at the book's build; the importer
+    refuses a receipt that ran others, though the version number be the same.
     """
-    check_kernel()
-    from jupyter_client.manager import KernelManager
-
-    environment = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, "1")}
-    if device:
-        environment[DEVICE_VARIABLE] = device
-    with tempfile.TemporaryDirectory(prefix="tensorbook-receipt-") as folder:
-        # Unix sockets in a private folder, where there are: no port open to the machine
-        local = (
-            {"transport": "ipc", "ip": str(Path(folder, "kernel"))} if os.name == "posix" else {}
-        )
-        manager = KernelManager(kernel_name="python3", **local)
-        manager.start_kernel(env=environment, cwd=folder)
-        client = manager.client()
-        try:
-            client.start_channels()
-            client.wait_for_ready(timeout=120)
-            outputs = []
-            for number, code in enumerate(codes, start=1):
-                start = time.monotonic()
-                outputs.append(_run(client, code))
-                if ended:
-                    ended(number, time.monotonic() - start)
-            return outputs
-        finally:
-            client.stop_channels()
-            manager.shutdown_kernel(now=True)
-
-
-def _run(client: BlockingKernelClient, code: str) -> list[dict[str, Any]]:
-    """One cell's outputs; the kernel's messages turned into nbformat's outputs."""
-    request = client.execute(code, store_history=True)
-    outputs: list[dict[str, Any]] = []
-    deadline = time.monotonic() + CELL_TIMEOUT_S
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            msg = f"a cell ran over {CELL_TIMEOUT_S} s; its code begins {code[:60]!r}"
-            raise ReceiptError(msg)
-        message = client.get_iopub_msg(timeout=left)
-        if message["parent_header"].get("msg_id") != request:
-            continue
-        kind, content = message["msg_type"], message["content"]
-        if kind == "status" and content["execution_state"] == "idle":
-            return outputs
-        if kind == "stream":
-            outputs.append({"output_type": kind, "name": content["name"], "text": content["text"]})
-        elif kind in {"execute_result", "display_data"}:
-            outputs.append({"output_type": kind, "data": content["data"]})
-        elif kind == "error":
-            outputs.append({"output_type": kind, "ename": content["ename"],
-                            "evalue": content["evalue"]})  # fmt: skip
-        elif kind == "clear_output":
-            outputs.clear()
+    made = book.get("modules")
+    if made is None:  # a notebook from before the build stamped them: the import will say
+        return []
+    package = Path(tensorbook.__file__).parent
+    here = module_hashes([cell.code for cell in cells], package)[-1] if cells else {}
+    return sorted(name for name in {*made, *here} if made.get(name) != here.get(name))
 
 
 def provenance(device: str, book: Mapping[str, str], command: str) -> dict[str, Any]:
@@ -220,37 +177,64 @@ def provenance(device: str, book: Mapping[str, str], command: str) -> dict[str, 
     }
 
 
+def raised(outputs: Sequence[Mapping[str, Any]]) -> str:
+    """The name of the error a cell's outputs end in, or ``""``."""
+    errors = [o["ename"] for o in outputs if o.get("output_type") == "error"]
+    return errors[-1] if errors else ""
+
+
 def receipt_data(
     page: str,
-    cells: Sequence[tuple[int, str, bool]],
+    cells: Sequence[PageCell],
     outputs: Sequence[Sequence[Mapping[str, Any]]],
     where: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The receipt: the recording of ``page``'s ``cells`` that printed ``outputs``.
 
-    Its pictures are in ``figures``, by the name a recording gives their files.
+    Its pictures are in ``figures``, by the name a recording gives their files; each
+    cell's ``raised`` names the error it raised, or is ``""`` (the importer checks it
+    against the page's cells that show an error on purpose).
     """
     package = Path(tensorbook.__file__).parent
-    modules = module_hashes([code for _, code, _ in cells], package)
+    modules = module_hashes([cell.code for cell in cells], package)
     records, figures = [], {}
-    for (index, code, marked), printed, imported in zip(cells, outputs, modules, strict=True):
+    for cell, printed, imported in zip(cells, outputs, modules, strict=True):
         shown, kept = shown_outputs(printed), []
         for number, item in enumerate(shown):
             if "text" in item:
                 kept.append(item)
                 continue
             [(suffix, content)] = item.items()
-            name = f"{page}/cell-{index}-{number}.{suffix}"
+            name = f"{page}/cell-{cell.page_index}-{number}.{suffix}"
             figures[name] = content  # an SVG's text, a PNG's base64
             kept.append({"image": name})
         records.append({
-            "index": index, "source": source_hash(code), "modules": imported,
-            "marked": marked, "digest": output_digest(shown), "outputs": kept,
+            "index": cell.page_index, "source": source_hash(cell.code), "modules": imported,
+            "marked": cell.marked, "digest": output_digest(shown), "outputs": kept,
+            "raised": raised(printed),
         })  # fmt: skip
     gpu = where["gpu"]
     kind = device_kind(where["device"].split(":")[0], gpu["name"] if gpu else "")
     return {"schema": SCHEMA_VERSION, "page": page, "kind": kind, "provenance": dict(where),
             "cells": records, "figures": figures}  # fmt: skip
+
+
+def failures(
+    cells: Sequence[PageCell], outputs: Sequence[Sequence[Mapping[str, Any]]]
+) -> list[str]:
+    """Each cell that raised an error the chapter does not show on purpose, said in a line.
+
+    A cell is named as the run's progress names it (``code cell 3 of 19``), with the
+    first line of its code, and then its error.
+    """
+    said = []
+    for number, (cell, printed) in enumerate(zip(cells, outputs, strict=True), start=1):
+        errors = [o for o in printed if o.get("output_type") == "error"]
+        if errors and not cell.taught:
+            first = next((line for line in cell.code.splitlines() if line.strip()), "")
+            error = f"{errors[-1]['ename']}: {errors[-1]['evalue']}"
+            said.append(f"code cell {number} of {len(cells)} ({first.strip()!r}) raised {error}")
+    return said
 
 
 def side(whose: str, value: str, at: str, label: str) -> str:
@@ -262,10 +246,10 @@ def side(whose: str, value: str, at: str, label: str) -> str:
 def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
     """What the reader reads after the run: their figures beside those the prose quotes.
 
-    The first line says where the book's are from; then a line per figure, in the
-    chapter's words and units, in the order the chapter prints them. A figure the
-    reader's run did not print is said with the last line its cell printed instead (a
-    CPU has no CUDA graphs, a cell may raise).
+    The first line says where the book's are from, and whether they are older than the
+    chapter's code; then a line per figure, in the chapter's words and units, in the
+    order the chapter prints them. A figure the reader's run did not print is said with
+    the last line its cell printed instead (a CPU has no CUDA graphs, a cell may raise).
     """
     printed = {
         cell["index"]: "\n".join(o["text"] for o in cell["outputs"] if "text" in o)
@@ -274,13 +258,18 @@ def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
     figures = book.get("figures", {})
     if not figures:
         return []
-    source = next(iter(figures.values()))["source"]
+    first = next(iter(figures.values()))
     head = (
-        "Your figures beside those the chapter's prose quotes, recorded by the book on a GPU "
-        f"({source})"
+        "Your figures beside those the chapter's prose quotes, which the book measured on a "
+        f"GPU: {first['source']}"
     )
+    if any(figure.get("stale") for figure in figures.values()):
+        head += (
+            ", before the chapter's code last changed, so they may not be what this code "
+            "measures there"
+        )
     if not book.get("built_on_gpu"):  # the notebook's other figures are the CPU's
-        head += ", not on the CPU that built the book's site, whose figures the notebook shows"
+        head += "; the notebook's other figures, such as its tables, are from a CPU"
     lines = [f"{head}:"]
 
     def printed_at(figure: Mapping[str, Any]) -> tuple[int, int]:
@@ -305,28 +294,61 @@ def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def closing(book: Mapping[str, Any], model: str) -> list[str]:
+def on_colab() -> bool:
+    """Whether this Python runs in Google Colab, where a file is downloaded from a pane.
+
+    Colab's runtime sets ``COLAB_RELEASE_TAG``, which a notebook's ``!`` command inherits.
+    """
+    return "COLAB_RELEASE_TAG" in os.environ
+
+
+def closing(book: Mapping[str, Any], model: str, colab: bool = False) -> list[str]:
     """What the reader is told of the file written: what it holds, where it is, where it goes."""
     lines = [
         (
-            "The receipt holds what each cell printed, its pictures, the machine as this Python "
-            f"sees it ({model}), the versions of torch, Python and NumPy, the date and the "
-            "book's commit; no name or address of yours, and no path into your home folder "
-            "(one in an error or a warning is written ~). It is JSON: open it to see."
+            f"The receipt holds what each cell printed, its pictures, the machine as this Python "
+            f"sees it: {model}; the versions of torch, Python and NumPy, the date and the "
+            "book's commit. Of a file's path it keeps the part inside the Python installation "
+            "and the file's name, and no other folder: no name or address of yours. It is "
+            "JSON: open it to see."
         ),
-        "On Colab, download it from the Files pane (the folder icon on the left).",
     ]
+    if colab:
+        lines.append("On Colab, download it from the Files pane (the folder icon on the left).")
     if book.get("repository"):
+        send = book.get("send") or f"{book['repository']}/issues/new"  # filled in, if it says
         lines.append(
-            f"To share it, attach it to a new issue at {book['repository']}/issues/new . The "
-            "issue is public, under your GitHub account, and once the book takes the receipt "
-            "in, its outputs are shown on the book's site, as a reader's."
+            f"To share it, attach it to a new issue: {send} . The issue is public, under your "
+            "GitHub account. Once the book takes the receipt in, what its cells printed, "
+            "without their pictures, is shown on the book's site, labelled as a reader's "
+            "report, which the book does not check; a later receipt from a machine of the same "
+            "model takes its place."
         )
     else:
         lines.append(
             "This copy of the book names no repository to send it to: the file stays with you."
         )
     return lines
+
+
+def _checked(book: Mapping[str, Any], chapter: str, cells: Sequence[PageCell]) -> None:
+    """Refuse, before anything runs, a notebook this package cannot make a receipt of."""
+    if book["page"] != chapter:
+        msg = f"the notebook is the {book['page']} chapter's, not {chapter}'s"
+        raise ReceiptError(msg)
+    if book["version"] != tensorbook.__version__:
+        msg = (f"the notebook was made with tensorbook {book['version']} and this is "
+               f"{tensorbook.__version__}: run the notebook's first cell, then this again")  # fmt: skip
+        raise ReceiptError(msg)
+    if changed := changed_modules(book, cells):
+        wheel = book.get("wheel") or f"tensorbook=={tensorbook.__version__}"
+        msg = (
+            f"the installed tensorbook {tensorbook.__version__} is not the code this notebook "
+            f"was made with ({', '.join(changed[:3])} {'differs' if len(changed) == 1 else 'differ'}), so the book would refuse its "
+            f"receipt: reinstall it with {sys.executable} -m pip install --force-reinstall "
+            f"--no-deps {wheel} , then run this again"
+        )
+        raise ReceiptError(msg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -353,24 +375,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         device = choose_device(args.device, given_by="--device").device
         notebook = read_notebook(args.notebook or f"tensorbook-{args.chapter}.ipynb")
         book = notebook["metadata"][BOOK]
-        if book["page"] != args.chapter:
-            msg = f"the notebook is the {book['page']} chapter's, not {args.chapter}'s"
-            raise ReceiptError(msg)
-        if book["version"] != tensorbook.__version__:
-            msg = (f"the notebook was made with tensorbook {book['version']} and this is "
-                   f"{tensorbook.__version__}: run the notebook's first cell, then this again")  # fmt: skip
-            raise ReceiptError(msg)
         cells = page_cells(notebook)
+        _checked(book, args.chapter, cells)
         check_kernel()
         print(
             f"tensorbook.receipt: running the {args.chapter} chapter's {len(cells)} code cells "
-            f"on {device}, in a new Jupyter kernel; a line as each ends"
+            f"on {device}, in a new Jupyter kernel of {sys.executable}; a line as each ends"
         )
 
         def ended(number: int, seconds: float) -> None:
-            print(f"  cell {number} of {len(cells)}: {seconds:.1f} s", flush=True)
+            print(f"  code cell {number} of {len(cells)}: {seconds:.1f} s", flush=True)
 
-        outputs = run_cells([code for _, code, _ in cells], device, ended)
+        outputs = run_cells([cell.code for cell in cells], device, ended)
+        if failed := failures(cells, outputs):
+            left = len(failed) - 1
+            more = {0: "", 1: " (and 1 more cell raised one)"}.get(
+                left, f" (and {left} more cells raised one)"
+            )
+            msg = (
+                f"no receipt written: {failed[0]}, an error the chapter does not raise{more}. "
+                "Run the notebook itself in this Python to see why, then run this again once "
+                "its cells run"
+            )
+            print(f"tensorbook.receipt: {msg}", file=sys.stderr)
+            return 1
         command = f"python -m tensorbook.receipt {args.chapter}"
         data = receipt_data(args.chapter, cells, outputs, provenance(device, book, command))
     except (ReceiptError, ValueError) as error:
@@ -378,12 +406,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = args.out or Path(f"receipt-{args.chapter}-{data['kind']}.json")
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    failed = sum(any(o.get("output_type") == "error" for o in cell) for cell in outputs)
-    print(
-        f"tensorbook.receipt: wrote the receipt {out.name}, in {out.resolve().parent}"
-        + (f" ({failed} cells raised an error)" if failed else "")
+    taught = sum(cell.taught and bool(raised(o)) for cell, o in zip(cells, outputs, strict=True))
+    shown = (
+        f" (and {taught} cell{'s' * (taught != 1)} raised the error the chapter shows on purpose)"
+        if taught
+        else ""
     )
-    for line in [*comparison(book, data), *closing(book, data["provenance"]["model"])]:
+    print(f"tensorbook.receipt: wrote the receipt {out.name}, in {out.resolve().parent}{shown}")
+    model = data["provenance"]["model"]
+    for line in [*comparison(book, data), *closing(book, model, on_colab())]:
         print(line)
     return 0
 

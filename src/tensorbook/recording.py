@@ -53,7 +53,7 @@ def shown_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """A cell's outputs as a page shows them: text, an SVG picture, or a PNG (base64).
 
     Consecutive streams are joined: how printed text is chunked depends on when the
-    kernel flushed. A home folder in the text is written ``~`` (:func:`private_paths`).
+    kernel flushed. A path's folders in the text are written ``…`` (:func:`private_paths`).
     """
     shown: list[dict[str, str]] = []
     streaming = False  # whether shown[-1] is a stream's text, which a next stream goes on
@@ -80,23 +80,49 @@ def shown_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
             for item in shown]  # fmt: skip
 
 
-HOMES = re.compile(r"(?:/home/|/Users/|[A-Za-z]:\\Users\\)[^/\\\s'\"]+")
-"""A home folder in a path (Linux, macOS, Windows): it names the person."""
+PATH = re.compile(
+    r"(?<![\w.~:/\\-])(?:/(?:[^/\s'\"`()<>|:;,]+/)+|[A-Za-z]:\\(?:[^\\\s'\"`()<>|:;,]+\\)+)"
+)
+"""The folders of an absolute path (POSIX or Windows), up to its last part: not a URL's,
+whose ``/`` follows ``:`` or ``/``, nor a ratio's (``km/s``), whose ``/`` follows a letter."""
 
 
-def private_paths(text: str) -> str:
-    r"""``text`` with this machine's home folder, and any home folder, written ``~``.
+def python_folders() -> dict[str, str]:
+    """Each folder of this Python's installation that a file in a message may be under.
 
-    An error's message or a warning often names a file (``/home/ada/.venv/...``), and a
-    recording is published.
-
-    >>> private_paths("No such file: '/home/ada/data.csv'; C:\\Users\\ada\\x.py")
-    "No such file: '~/data.csv'; ~\\x.py"
+    By the folder, the name a path inside it keeps (``site-packages``, ``python3.12``):
+    its part inside the installation names no one.
     """
-    home = str(Path.home())
-    if len(home) > 1:  # "/" is nobody's
-        text = text.replace(home, "~")
-    return HOMES.sub("~", text)
+    import sysconfig
+
+    found = {}
+    for key in ("purelib", "platlib", "stdlib", "platstdlib"):
+        folder = sysconfig.get_paths().get(key)
+        if folder:
+            found[str(Path(folder))] = Path(folder).name
+    return found
+
+
+def private_paths(text: str, installed: Mapping[str, str] | None = None) -> str:
+    r"""``text`` with the folders of each absolute path written ``…``.
+
+    An error's message or a warning often names a file (``/home/ada/.venv/...``,
+    ``/scratch/ada/x.py``), and a recording is published: of a path, only the file's name
+    is kept, and a file of the Python installation (``installed``: by default
+    :func:`python_folders`) keeps its part inside it.
+
+    >>> private_paths("No such file: '/scratch/ada/data.csv'; C:\\Users\\ada\\x.py; "
+    ...               "/v/lib/site-packages/torch/nn.py:3; https://pytorch.org/docs/x",
+    ...               {"/v/lib/site-packages": "site-packages"})
+    "No such file: '…/data.csv'; …\\x.py; …/site-packages/torch/nn.py:3; https://pytorch.org/docs/x"
+    """
+    folders = python_folders() if installed is None else installed
+    for folder in sorted(folders, key=len, reverse=True):  # the deepest first
+        # "\0" and "\1" stand for "…/" and "…\\": PATH passes by a name that follows them
+        kept = ("\1" if "\\" in folder else "\0") + folders[folder]
+        text = re.sub(rf"(?<![\w.~:/\\-]){re.escape(folder)}(?=[/\\])", kept, text)
+    text = PATH.sub(lambda found: "…" + found[0][-1], text)
+    return text.replace("\0", "…/").replace("\1", "…\\")
 
 
 def output_digest(shown: Sequence[Mapping[str, str]]) -> str:

@@ -214,12 +214,24 @@ def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(buil
 
 
 OTHER_MACHINE = {  # a build on a CPU: the notebook's other figures are not the GPU's
-    "en": "That GPU did not build this copy of the book",
-    "zh_CN": "构建这份书的并不是那块 GPU",
+    "en": "The other figures in this notebook, such as its tables, were measured on a CPU.",
+    "zh_CN": "这个笔记本里的其他数值（例如表格中的数值）是在 CPU 上测得的。",
+}
+FIGURES_STALE = {
+    "en": "recorded before this page's code last changed",
+    "zh_CN": "录制于本页代码最近一次修改之前",
 }
 NO_REPOSITORY = {  # a copy built without the book's repository sends the receipt nowhere
     "en": "This copy of the book names no repository to send the file to",
-    "zh_CN": "这份书没有指明可以提交文件的仓库",
+    "zh_CN": "本书的这个副本没有指明可以提交文件的仓库",
+}
+COMPARED = {  # the command sets the reader's figures beside the prose's: only where it has some
+    "en": "Then the command prints your figures beside",
+    "zh_CN": "接着，命令会把你的测量结果与本章正文引用的测量结果并排打印出来",
+}
+STALE = {  # the prose's figures are older than the chapter's code
+    "en": "before the chapter's code last changed: they may not be what this code measures there",
+    "zh_CN": "测于本章代码最近一次修改之前",
 }
 
 
@@ -236,6 +248,7 @@ def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_
     assert "import sys\n!{sys.executable} -m tensorbook.receipt speed --notebook " in last
     assert "\n# python -m tensorbook.receipt speed --notebook " in said  # a terminal's command
     assert "!" not in said
+    assert "#\n#\n" not in said  # one blank line between paragraphs, as in the notebook
     assert "sys.executable" not in said
     assert "receipt-speed-<device>.json" in last
     assert "receipt-speed-<device>.json" in said
@@ -243,6 +256,17 @@ def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_
     assert device.startswith("NVIDIA")
     assert device in last  # the GPU the prose quotes
     assert (OTHER_MACHINE[language] in last) != book["built_on_gpu"]
+    stale = any(f["stale"] for f in book["figures"].values())  # as the page's ledger says
+    assert (STALE[language] in last) == stale
+    shown = (built_book / "html" / language / "speed.html").read_text(encoding="utf-8")
+    assert stale == (FIGURES_STALE[language] in shown)
+    if language != SOURCE_LANGUAGE:  # Chinese punctuation, not ASCII's
+        assert "; " not in last.replace("`pip install ipykernel`; ", "")
+        assert not re.search(r"[\u4e00-\u9fff] ?\(|\) ?[\u4e00-\u9fff]", last), last
+    for chapter in ("tensors", "speed"):  # device-dependent cells; recorded figures in one
+        other = nbformat.read(folder / f"tensorbook-{chapter}.ipynb", as_version=4)
+        figures = other.metadata["tensorbook_book"]["figures"]
+        assert (COMPARED[language] in other.cells[-1].source) == bool(figures), chapter
     if not book["repository"]:
         assert NO_REPOSITORY[language] in last
         assert "issues/new" not in last

@@ -180,7 +180,7 @@ def test_the_status_page_lists_every_page_with_its_recordings(ledger_book, langu
     rows = re.findall(r"<tr.*?</tr>", table, re.DOTALL)
     assert len(rows) == len(CHAPTERS) + 1
     cuda = next(r for r in rows if 'href="cuda.html"' in r)
-    fresh = "最新" if language != SOURCE_LANGUAGE else "fresh"
+    fresh = "未过时" if language != SOURCE_LANGUAGE else "fresh"
     assert f"{LABEL} · 2026-12-01 · {fresh}" in unescape(re.sub(r"<[^>]+>", "", cuda))
     # where every page ran is the table's caption, not a column repeating it
     caption = re.search(r"<caption.*?</caption>", table, re.DOTALL)

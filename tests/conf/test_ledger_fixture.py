@@ -29,7 +29,9 @@ from tensorbook_build.ledger import (
     BESIDE,
     FOLDER,
     TAG,
+    Cell,
     Freshness,
+    Recording,
     cell_keys,
     page_recordings,
     write_recording,
@@ -226,3 +228,43 @@ def test_the_h200_s_recording_from_before_the_cpu_was_kept_still_loads_and_rende
     pictures = [fold for fold in folds if "<svg" in fold]
     assert pictures, "the timeline is drawn in its fold"
     assert all(adapter.RECORDED_PICTURE in p and "measured" not in p for p in pictures)
+
+
+def _reader_s(cells: tuple[Cell, ...], gpu: dict | None) -> Recording:
+    """A contributed recording of ``cells``, on a CPU (``gpu`` None) or a GPU, the rest test data."""
+    provenance = {"model": "Test reader's machine", "gpu": gpu, "torch": "2.13.0",
+                  "python": "3.11.7", "numpy": "2.4.6", "run_date": "2026-12-01", "commit": "0" * 40}  # fmt: skip
+    imported = {"imported": "2026-12-02", "receipt": "0" * 16}
+    return Recording(
+        Path("r.json"), "page", "contributed-test", provenance, cells, contributed=imported
+    )
+
+
+def _fold_text(recording: Recording, own: tuple[list[str], list[str]]) -> str:
+    built = {"torch": "2.13.0", "python": "3.11", "numpy": "2.4.6"}
+    fold = adapter._fold(recording, recording.cells[0], Freshness(stale=False), own, built, str)
+    return fold.astext()
+
+
+def test_a_reader_s_picture_cell_says_its_picture_is_not_kept_not_that_it_differs():
+    cell = Cell(1, "s", {}, True, "d")  # the import dropped its picture: no output is left
+    # the page's picture, and its plain-text alternative, which a page keeps for other builders
+    own = (["<Figure size 640x480 with 1 Axes>"], ["<svg>the page's</svg>"])
+    fold = _fold_text(_reader_s((cell,), None), own)
+    assert adapter.PICTURE_NOT_KEPT in fold
+    assert adapter.NO_PICTURES in fold
+    assert adapter.DIFFERENT not in fold
+    # with text beside the picture, the text alone is compared
+    texted = Cell(1, "s", {}, True, "d", ({"text": "1.5x"},))
+    fold = _fold_text(_reader_s((texted,), None), (["1.5x"], ["<svg>the page's</svg>"]))
+    assert adapter.SAME in fold
+    assert adapter.NO_PICTURES in fold
+
+
+def test_a_cpu_s_recording_says_nothing_of_a_cpu_missing_beside_it():
+    cell = Cell(1, "s", {}, True, "d", ({"text": "2.0x"},))
+    gpu = {"name": "Test GPU", "driver": "1", "cuda": "13.0", "capability": "9.0", "memory_gib": 1}
+    assert adapter.NO_CPU not in _fold_text(_reader_s((cell,), None), (["1.5x"], []))
+    assert adapter.NO_CPU in _fold_text(_reader_s((cell,), gpu), (["1.5x"], []))
+    # the whole recording is the reader's report, in the label: not its machine alone
+    assert _fold_text(_reader_s((cell,), None), ([], [])).startswith(adapter.CONTRIBUTED + " · ")

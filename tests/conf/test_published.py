@@ -42,11 +42,14 @@ pytestmark = [pytest.mark.book, pytest.mark.slow]
 REPOSITORY = "https://github.com/example-owner/tensorbook"
 SITE = "https://example.org/tensorbook/"
 COLAB_LINK = re.compile(r'<a href="([^"]+)" class="tb-colab"')
-CONTRIBUTED = {"en": "contributed by a reader", "zh_CN": "由读者贡献"}
-REPORTED = {
-    "en": "{}, as the reader reported it, unchecked by the book",
-    "zh_CN": "{}（读者自报，本书未核实）",
+CONTRIBUTED = {  # the whole recording is the reader's report, not its machine alone
+    "en": "contributed by a reader: the machine, the versions and the outputs are the "
+    "reader's report, unchecked by the book",
+    "zh_CN": "由读者贡献：机器、版本和输出均为读者自报，本书未核实",
 }
+NO_PICTURE = {"en": "a reader's recording keeps no pictures", "zh_CN": "读者的录制不保留图片"}
+NO_CPU = {"en": "no run on the same machine's CPU", "zh_CN": "同一台机器在 CPU 上"}
+DIFFERS = {"en": "differs from this page's output", "zh_CN": "与本页的输出不同"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,10 @@ def published(built_book, tmp_path_factory) -> Published:
 
 def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
     said = published.receipt_output
-    assert "recorded by the book on a GPU (NVIDIA H200 · torch " in said, said
-    assert "not on the CPU that built the book's site" in said
+    assert "which the book measured on a GPU: NVIDIA H200 · torch " in said, said
+    assert "the notebook's other figures, such as its tables, are from a CPU" in said
+    assert "built the book" not in said  # the book's build is not the reader's business
+    assert "Files pane" not in said  # not run on Colab
     lines = (
         r"one .item\(\) of a number already computed: yours [\d.]+ µs; the book's [\d.]+ µs",
         (r"one step, torch beside NumPy at the largest sizes: yours [\d.]+x as fast "
@@ -108,7 +113,7 @@ def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
         assert re.search(rf"^  {line}", said, re.MULTILINE), (line, said)
     assert "item_us" not in said
     assert "speedup_largest" not in said
-    assert re.search(r"^  cell 19 of 19: [\d.]+ s$", said, re.MULTILINE), said
+    assert re.search(r"^  code cell 19 of 19: [\d.]+ s$", said, re.MULTILINE), said
     # made from the session's book, built without a repository: it names nowhere to send it
     assert "names no repository to send it to" in said
 
@@ -117,12 +122,29 @@ def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
 def test_a_cpu_receipt_of_the_speed_chapter_is_shown_as_contributed(published, language):
     html = page(published.build, "speed", language)
     model = published.receipt["provenance"]["model"]
-    reported = REPORTED[language].format(model)  # the book cannot check the reader's machine
-    folds = [f for f in RECORDED_FOLD.findall(html) if CONTRIBUTED[language] in f]
+    folds = [
+        unescape(f) for f in RECORDED_FOLD.findall(html) if CONTRIBUTED[language] in unescape(f)
+    ]
     assert folds, f"no fold labelled {CONTRIBUTED[language]!r}"
-    assert all(reported in unescape(fold) for fold in folds), reported
+    assert all(model in fold for fold in folds), model
+    # a CPU's recording has no CPU beside it: no note that one is missing
+    assert not any(NO_CPU[language] in fold for fold in folds)
+    # a picture cell's fold says its picture is not kept, not that it differs over nothing
+    drawn = {
+        c["index"] for c in published.receipt["cells"] if any("image" in o for o in c["outputs"])
+    }
+    texts = {
+        c["index"] for c in published.receipt["cells"] if any("text" in o for o in c["outputs"])
+    }
+    assert drawn - texts, "the speed chapter's receipt has a cell that only draws"
+    pictures = [f for f in folds if NO_PICTURE[language] in f]
+    assert len(pictures) == len(drawn - texts), len(pictures)
+    assert not any(DIFFERS[language] in f for f in pictures)
     status = unescape(page(published.build, "status", language))
-    assert f"{CONTRIBUTED[language]} · {reported}" in status
+    assert f"{CONTRIBUTED[language]} · {model} · " in status
+    if language != SOURCE_LANGUAGE:  # Chinese sets its semicolons full-width
+        row = next(line for line in status.splitlines() if CONTRIBUTED[language] in line)
+        assert "; " not in row, row
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
@@ -137,8 +159,23 @@ def test_a_chapter_s_last_cell_says_how_to_send_a_receipt_and_where(published, l
         )
         sends = last.cell_type == "markdown" and command in last.source
         assert sends == (chapter == "speed"), last.source
-        assert sends <= (f"<{REPOSITORY}/issues/new>" in last.source)
+        # a new issue, filled in with the chapter and its edition, as "Report a problem" is
+        assert sends <= (
+            f"<{REPOSITORY}/issues/new?title=Receipt%3A%20{chapter}%20%28{language}%29"
+            in last.source
+        )
         assert "GitHub" in last.source or not sends  # that an issue is public, under their account
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_chapter_that_takes_receipts_links_to_sending_one_from_its_footer(published, language):
+    """As "Report a problem" is: a new issue, filled in with the chapter and its edition."""
+    for chapter in ("speed", "warmup_numpy"):  # device-dependent cells, and none
+        html = unescape(page(published.build, chapter, language))
+        footer = html[html.index('class="component-provenance"') :]
+        sends = f"{REPOSITORY}/issues/new?title=Receipt%3A%20{chapter}%20%28{language}%29"
+        assert (sends in footer) == (chapter == "speed"), chapter
+        assert "Report a problem" in footer or language != SOURCE_LANGUAGE
 
 
 def _show(remote: Path, path: str) -> str | None:

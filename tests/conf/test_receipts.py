@@ -12,6 +12,9 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
+import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +26,16 @@ from tests.support.book import (
 )
 
 import tensorbook
-from tensorbook import receipt
-from tensorbook.recording import BOOK, PAGE_CELLS, module_hashes, output_digest, shown_outputs
+from tensorbook import receipt, receipt_kernel
+from tensorbook.recording import (
+    BOOK,
+    PAGE_CELLS,
+    module_hashes,
+    output_digest,
+    private_paths,
+    python_folders,
+    shown_outputs,
+)
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
     cell_keys,
@@ -55,10 +66,11 @@ def _docs_status() -> str:
 def well_formed() -> dict:
     """A receipt of speed.md at HEAD as the reader's package writes one; its text test data."""
     commit = _head()
-    keys, marked = book_cells(PAGE, commit)
+    keys, marked, _ = book_cells(PAGE, commit)
     cells = [
         {"index": index, "source": source, "modules": modules, "marked": index in marked,
-         "digest": "0" * 16, "outputs": [{"text": f"cell {index} on {LABEL}: 1.5x NumPy"}]}
+         "digest": "0" * 16, "outputs": [{"text": f"cell {index} on {LABEL}: 1.5x NumPy"}],
+         "raised": ""}
         for index, (source, modules) in keys.items()
     ]  # fmt: skip
     first = next(c for c in cells if c["marked"])
@@ -128,6 +140,10 @@ def _break(data: dict, how: str) -> dict:
         broken["page"] = "terminology"
     elif how == "a long output":
         cell["outputs"][0]["text"] = "x" * (LIMITS["text"] + 1)
+    elif how == "a cell that failed":  # speed.md shows no error on purpose
+        cell["raised"] = "NameError"
+    elif how == "no word of errors":  # a receipt of a program that did not look
+        del cell["raised"]
     return broken
 
 
@@ -146,6 +162,8 @@ REFUSALS = {  # each break, and what its one line must say
     "a path in the page name": "field page: '../x' is not a chapter's name",
     "a page without code": "field page: terminology.md runs no code",
     "a long output": "is too long",
+    "a cell that failed": "raised NameError, which speed.md does not: the reader's run failed",
+    "no word of errors": "'raised' is a required property",
 }
 
 
@@ -157,6 +175,8 @@ def test_a_hostile_receipt_is_refused_in_one_line_writing_nothing(well_formed, t
     message = str(refused.value)
     assert REFUSALS[how] in message, message
     assert "\n" not in message
+    if message.startswith("cell "):  # as the reader's run counted its cells too
+        assert re.match(r"cell \d+ \(code cell \d+ of \d+\)", message), message
     assert not recorded.exists()
 
 
@@ -251,10 +271,15 @@ def test_the_receipt_says_the_reader_s_figures_in_the_chapter_s_words_beside_the
             "This ran on cpu. CUDA graphs exist only on a CUDA device.",
     })  # fmt: skip
     lines = receipt.comparison(book, data)
-    gpu = "recorded by the book on a GPU (NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26)"
-    cpu = ", not on the CPU that built the book's site, whose figures the notebook shows:"
+    gpu = "which the book measured on a GPU: NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26"
+    cpu = "; the notebook's other figures, such as its tables, are from a CPU:"
     assert lines[0].endswith(gpu + cpu), lines[0]
     assert receipt.comparison({**book, "built_on_gpu": True}, data)[0].endswith(gpu + ":")
+    assert "build" not in lines[0]  # the reader's words: the book's build is not one
+    stale = {name: {**f, "stale": True} for name, f in book["figures"].items()}
+    head = receipt.comparison({**book, "figures": stale, "built_on_gpu": True}, data)[0]
+    assert head.endswith(gpu + ", before the chapter's code last changed, so they may not be "
+                         "what this code measures there:"), head  # fmt: skip
     assert lines[1:] == [
         ("  one step, torch beside NumPy at the smallest sizes: yours 0.7x as fast (at 64, 1000, "
          "100, 10); the book's 2.5x as fast (at 64, 1000, 100, 10)"),
@@ -271,14 +296,22 @@ def test_the_receipt_says_the_reader_s_figures_in_the_chapter_s_words_beside_the
 def test_the_receipt_says_what_the_file_holds_and_where_it_goes_or_that_it_goes_nowhere():
     local = "\n".join(receipt.closing({"repository": ""}, LABEL))
     published = "\n".join(receipt.closing({"repository": "https://github.com/o/b"}, LABEL))
+    send = "https://github.com/o/b/issues/new?title=Receipt%3A%20speed"
+    filled = "\n".join(
+        receipt.closing({"repository": "https://github.com/o/b", "send": send}, LABEL)
+    )
     for said in (local, published):
         assert "no name or address of yours" in said
-        assert "Files pane" in said
+        assert "Files pane" not in said  # a terminal's reader has none
+        assert f"sees it: {LABEL};" in said  # no parentheses in parentheses
+    assert "Files pane" in "\n".join(receipt.closing({"repository": ""}, LABEL, colab=True))
     assert "names no repository" in local
     assert "issues" not in local
-    assert "https://github.com/o/b/issues/new" in published
+    assert "https://github.com/o/b/issues/new ." in published
+    assert f"{send} ." in filled
     assert "public, under your GitHub account" in published
     assert "book's site" in published
+    assert "same model takes its place" in published
 
 
 def test_the_receipt_asks_for_a_jupyter_kernel_before_it_starts(tmp_path, monkeypatch, capsys):
@@ -297,22 +330,158 @@ def test_the_receipt_asks_for_a_jupyter_kernel_before_it_starts(tmp_path, monkey
     assert receipt.main([PAGE, "--notebook", str(path), "--device", "cpu"]) == 2
     said = capsys.readouterr()
     assert "running" not in said.out
-    assert said.err.strip() == f"tensorbook.receipt: {receipt.KERNEL_MISSING}"
+    assert said.err.strip() == f"tensorbook.receipt: {receipt_kernel.KERNEL_MISSING}"
     assert not list(tmp_path.glob("receipt-*"))
 
 
-def test_a_home_folder_in_what_a_cell_printed_is_not_recorded():
-    home = str(Path.home() / "project" / "data.csv")
+def test_no_folder_of_a_path_in_what_a_cell_printed_is_recorded(monkeypatch):
+    """Not a home folder alone: ``/scratch/ada`` names ada too, and ``/root`` is no prefix."""
+    monkeypatch.setattr(Path, "home", classmethod(lambda _: Path("/root")))
+    home = str(Path("/home/ada/project/data.csv"))
     outputs = [
-        {
-            "output_type": "stream",
-            "name": "stderr",
-            "text": "/home/ada/.venv/x.py:3: UserWarning\n",
-        },
+        {"output_type": "stream", "name": "stderr", "text": "/scratch/ada/venv/x.py:3: UserWarning\n"},
+        {"output_type": "stream", "name": "stderr", "text": "/nfs/home/ada/env/lib/y.py and /rootfs/a\n"},
         {"output_type": "error", "ename": "FileNotFoundError", "evalue": f"No such file: '{home}'"},
-    ]
+    ]  # fmt: skip
     shown = "\n".join(item["text"] for item in shown_outputs(outputs))
-    assert (
-        shown
-        == "~/.venv/x.py:3: UserWarning\nFileNotFoundError: No such file: '~/project/data.csv'"
+    assert shown == (
+        "…/x.py:3: UserWarning\n…/y.py and …/a\nFileNotFoundError: No such file: '…/data.csv'"
     )
+    assert "ada" not in shown
+
+
+def test_a_path_inside_the_python_installation_keeps_that_part_and_an_address_stays():
+    [site] = [f for f, name in python_folders().items() if name.endswith("-packages")][:1]
+    text = f"{site}/torch/nn/modules/module.py:12: UserWarning; see https://pytorch.org/docs/a/b"
+    assert private_paths(text) == (
+        f"…/{Path(site).name}/torch/nn/modules/module.py:12: UserWarning; "
+        "see https://pytorch.org/docs/a/b"
+    )
+    assert private_paths("10 km/s, 1/2 of it, a / b") == "10 km/s, 1/2 of it, a / b"
+
+
+def _chapter_notebook(tmp_path: Path, codes: list[str], tags: list[list[str]], **book) -> Path:
+    """A chapter's notebook as the site offers one, of ``codes``, the cells tagged ``tags``."""
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(c, metadata={"tags": t})
+            for c, t in zip(codes, tags, strict=True)
+        ]
+    )
+    notebook.metadata[PAGE_CELLS] = [
+        {"id": cell.id, "index": 2 * number + 1} for number, cell in enumerate(notebook.cells)
+    ]
+    notebook.metadata[BOOK] = {
+        "page": PAGE, "commit": "0" * 40, "version": tensorbook.__version__, "figures": {},
+        "repository": "https://github.com/o/b", **book,
+    }  # fmt: skip
+    path = tmp_path / "tensorbook-speed.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def _error(name: str, value: str) -> dict:
+    return {"output_type": "error", "ename": name, "evalue": value}
+
+
+def _run_receipt(tmp_path, monkeypatch, capsys, outputs, tags) -> tuple[int, str, str]:
+    """``main`` on a notebook of ``len(outputs)`` cells whose run printed ``outputs``."""
+    path = _chapter_notebook(tmp_path, [f"x{n} = {n}" for n in range(len(outputs))], tags)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(receipt, "check_kernel", lambda: None)
+    monkeypatch.setattr(receipt, "run_cells", lambda *_: outputs)
+    done = receipt.main([PAGE, "--notebook", str(path), "--device", "cpu"])
+    said = capsys.readouterr()
+    return done, said.out, said.err
+
+
+def test_a_run_in_which_a_cell_failed_writes_no_receipt_and_says_which(
+    tmp_path, monkeypatch, capsys
+):
+    outputs = [
+        [],
+        [_error("ValueError", "taught")],
+        [_error("NameError", "name 'speed' is not defined")],
+    ]
+    done, out, err = _run_receipt(
+        tmp_path, monkeypatch, capsys, outputs, [[], ["raises-exception"], []]
+    )
+    assert done == 1
+    assert "wrote" not in out
+    assert "share" not in out + err
+    assert err.count("\n") == 1, err
+    said = "code cell 3 of 3 ('x2 = 2') raised NameError: name 'speed' is not defined, an error"
+    assert said in err
+    assert "more cell" not in err  # the one that failed, not the chapter's own
+    assert not list(tmp_path.glob("receipt-*"))
+
+
+def test_the_chapter_s_own_errors_are_counted_as_such_in_english(tmp_path, monkeypatch, capsys):
+    outputs = [[], [_error("ValueError", "taught")], []]
+    done, out, _ = _run_receipt(
+        tmp_path, monkeypatch, capsys, outputs, [[], ["raises-exception"], []]
+    )
+    assert done == 0
+    assert "(and 1 cell raised the error the chapter shows on purpose)" in out
+    [written] = tmp_path.glob("receipt-*")
+    data = json.loads(written.read_text(encoding="utf-8"))
+    assert [c["raised"] for c in data["cells"]] == ["", "ValueError", ""]
+    assert "Files pane" not in out  # not on Colab
+
+
+def test_a_receipt_is_not_made_with_a_package_the_notebook_was_not_made_with(
+    tmp_path, monkeypatch, capsys
+):
+    code = "import tensorbook.speed"
+    real = module_hashes([code], Path(tensorbook.__file__).parent)[-1]
+    for modules, refused in ((real, False), ({**real, "tensorbook.speed": "0" * 16}, True)):
+        path = _chapter_notebook(tmp_path, [code], [[]], modules=modules, wheel="https://x/t.whl")
+        book = nbformat.read(path, as_version=4).metadata[BOOK]
+        assert (
+            bool(receipt.changed_modules(book, receipt.page_cells(nbformat.read(path, 4))))
+            is refused
+        )
+    monkeypatch.chdir(tmp_path)
+    assert receipt.main([PAGE, "--notebook", str(path), "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "(tensorbook.speed differs)" in err
+    assert "--force-reinstall --no-deps https://x/t.whl" in err
+
+
+def test_a_script_or_a_server_that_is_not_running_is_named_as_such():
+    with pytest.raises(
+        receipt.ReceiptError, match=r"is the chapter's script; .*tensorbook-speed.ipynb"
+    ):
+        receipt.read_notebook("tensorbook-speed.py")
+    with socket.socket() as free:  # a port no one listens on once it is closed
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    with pytest.raises(receipt.ReceiptError, match=r"python -m http.server -d build/html 8000"):
+        receipt.read_notebook(f"http://localhost:{port}/en/downloads/tensorbook-speed.ipynb")
+
+
+def test_the_chapter_runs_in_a_kernel_of_this_python_not_a_python3_found_elsewhere(
+    tmp_path, monkeypatch
+):
+    """A ``python3`` kernel specification on JUPYTER_PATH is another environment's."""
+    other = tmp_path / "jupyter" / "kernels" / "python3"
+    other.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec = {"argv": argv, "display_name": "other", "language": "python", "env": {"WHOSE": "other"}}
+    (other / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    code = "import os, sys; print(sys.executable, os.environ.get('WHOSE', 'this'))"
+    [[printed]] = receipt.run_cells([code], "cpu")
+    assert printed["text"].split() == [sys.executable, "this"]
+
+
+def test_a_reader_s_difference_is_noted_without_advice_to_tag_the_page(well_formed, tmp_path):
+    recorded = tmp_path / "recorded"
+    shutil.copytree(ROOT / "docs" / "recorded" / "nvidia-h200", recorded / "nvidia-h200")
+    _, notes = import_receipt(_write(tmp_path, well_formed), recorded=recorded)
+    differ = [n for n in notes if "differs from nvidia-h200's" in n]
+    assert differ, notes  # its digests are test data: every untagged cell differs
+    assert not any("add device-dependent" in note for note in notes)
+    _, again = import_receipt(_write(tmp_path, well_formed), recorded=recorded)
+    assert any("one receipt a model is kept, the newest" in note for note in again)

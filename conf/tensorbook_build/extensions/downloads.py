@@ -19,7 +19,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from tensorbook.recording import BOOK
+from tensorbook.recording import BOOK, module_hashes
 from tensorbook_build.catalogs import catalog_folders, page_translations
 from tensorbook_build.downloads import (
     COMPARE,
@@ -39,6 +39,7 @@ from tensorbook_build.extensions import hooks, ledger
 from tensorbook_build.extensions.pysource import source_without_docstrings
 from tensorbook_build.ledger import page_figures as figure_places
 from tensorbook_build.notebooks import colab_url
+from tensorbook_build.provenance import receipt_url
 from tensorbook_build.settings import SOURCE_LANGUAGE, WHEELS, relative_root, wheel_name
 from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import notebook_output_folder
@@ -93,41 +94,64 @@ def write_downloads(app: Sphinx) -> None:
             install=install,
             closing=[
                 *_closing(cells, docname, page, (words["before"], words["after"])),
-                *_receipt_cell(app, docname, page, values.get("recorded:device", "")),
+                *_receipt_cell(app, docname, page, values),
             ],
             checks=_book_figures_before_checks(cells, page),
             verdict_words=words,
             plain=functools.partial(plain_markdown, values=values, titles=titles, source=_source),
         )
-        notebook.metadata[BOOK] = _book(app, docname, page, values)
+        notebook.metadata[BOOK] = _book(app, docname, page, values, wheel_url)
         name = download_name(docname)
         nbformat.write(notebook, folder / f"{name}.ipynb")
         (folder / f"{name}.py").write_text(script_for(notebook), encoding="utf-8")
 
 
-def _book(app: Sphinx, docname: str, page: Page, values: dict[str, str]) -> dict[str, Any]:
+def _book(
+    app: Sphinx, docname: str, page: Page, values: dict[str, str], wheel: str
+) -> dict[str, Any]:
     """What a receipt of the page needs to know of the book (:data:`tensorbook.recording.BOOK`).
 
     The commit is the one the footer names: the receipt's cells are checked against it.
+    The modules are the hashes of those the page's cells import, as this build ran them:
+    the receipt runs nothing on a package whose modules the importer would refuse.
     """
     commit = app.config.html_context["tensorbook_commit"]
     sha = "unknown" if commit is None else commit.sha + ("+modified" if commit.modified else "")
-    try:
-        declared = figure_places(page.metadata, page.code)
-    except ValueError:  # the build has said so (extensions.ledger)
-        declared = {}
+    declared = _declared(page)
     device, torch, date = (values.get(f"recorded:{key}", "") for key in ("device", "torch", "date"))
     source = f"{device} · torch {torch} · {date}"
     figures = {
         name: {"cell": f.cell, "pattern": f.pattern, "label": f.label, "at": f.at,
                "book": values.get(f"recorded:{name}", "?"),
-               "book_at": values.get(f"recorded:{name}.at", ""), "source": source}
+               "book_at": values.get(f"recorded:{name}.at", ""), "source": source,
+               "stale": bool(values.get("recorded:state"))}
         for name, f in declared.items()
     }  # fmt: skip
     repository = app.config.tensorbook_repository  # where to send a receipt, if configured
     date = "" if commit is None else commit.date
-    return {"page": docname, "commit": sha, "commit_date": date, "version": app.config.release, "figures": figures,
-            "repository": repository, "built_on_gpu": _built_on_gpu(app)}  # fmt: skip
+    package = Path(read_spec(app.config.tensorbook_spec).src) / "tensorbook"
+    imported = module_hashes(list(page.code.values()), package)
+    return {"page": docname, "commit": sha, "commit_date": date, "version": app.config.release,
+            "wheel": wheel, "modules": imported[-1] if imported else {}, "figures": figures,
+            "repository": repository, "send": _send(app, docname),
+            "built_on_gpu": _built_on_gpu(app)}  # fmt: skip
+
+
+def _send(app: Sphinx, docname: str) -> str:
+    """A new issue that sends a receipt of the chapter, filled in; ``""`` without a repository."""
+    repository = app.config.tensorbook_repository
+    if not repository:
+        return ""
+    commit = app.config.html_context["tensorbook_commit"]
+    return receipt_url(repository, chapter=docname, language=app.config.language, commit=commit)
+
+
+def _declared(page: Page) -> dict[str, Any]:
+    """The recorded figures the page's front matter declares (its prose quotes), by name."""
+    try:
+        return dict(figure_places(page.metadata, page.code))
+    except ValueError:  # the build has said so (extensions.ledger)
+        return {}
 
 
 def _built_on_gpu(app: Sphinx) -> bool:
@@ -186,23 +210,27 @@ def _closing(
 
 
 def _receipt_cell(
-    app: Sphinx, docname: str, page: Page, device: str
+    app: Sphinx, docname: str, page: Page, values: dict[str, str]
 ) -> list[nbformat.NotebookNode]:
     """The last cell of a page with device-dependent cells: how to make a receipt, where to send it.
 
-    ``device`` recorded the figures of the page's prose. The script's text, whose reader
-    types the command in a terminal, is in the cell's metadata (:data:`SCRIPT_TEXT`).
+    ``values`` are the page's figures (:func:`_figures`): where its prose's recorded
+    figures come from, and whether they are older than its code. The script's text, whose
+    reader types the command in a terminal, is in the cell's metadata (:data:`SCRIPT_TEXT`).
     """
     if not any(DEVICE_DEPENDENT in cell.tags for cell in page.cells):
         return []
     address = f"{app.config.tensorbook_base_url}{app.config.language}/{FOLDER}"
     context = {
+        "send": _send(app, docname),
         "chapter": docname,
         "notebook_url": f"{address}/{download_name(docname)}.ipynb",
         "repository": app.config.tensorbook_repository,
         "file_name": f"receipt-{docname}-<device>.json",
         "file_example": f"receipt-{docname}-cpu.json",
-        "device": device,
+        "device": values.get("recorded:device", ""),
+        "compared": bool(_declared(page)) and bool(values.get("recorded:device")),
+        "stale": bool(values.get("recorded:state")),
         "built_on_gpu": _built_on_gpu(app),
         "language": app.config.language,
     }

@@ -58,8 +58,12 @@ WORDS = (
     NOT_THIS_BUILD := "Not this page's output: recorded on another machine.",
     FIGURES_STALE := "; recorded before this page's code last changed",
     RECORDED_PICTURE := "recorded on another machine",
-    CONTRIBUTED := "contributed by a reader",
-    REPORTED := "{model}, as the reader reported it, unchecked by the book",
+    CONTRIBUTED := (
+        "contributed by a reader: the machine, the versions and the outputs are the reader's "
+        "report, unchecked by the book"
+    ),
+    PICTURE_NOT_KEPT := "a reader's recording keeps no pictures",
+    NO_PICTURES := "Its pictures are not shown: the book keeps none from a reader's recording.",
 )
 # the badges and the diff's key, by what a recording is compared with
 PAGE_WORDS = (SAME, SAME_BUT_DEVICE, DIFFERENT, DIFF_KEY)
@@ -101,16 +105,10 @@ def _label(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
     """The provenance a reader is shown: model, CUDA, torch, date, commit."""
     p = recording.provenance
     cuda = [f"CUDA {p['gpu']['cuda']}"] if p["gpu"] and p["gpu"]["cuda"] else []
-    model = translate(RECORDED_ON).format(model=machine(recording, translate))
+    model = translate(RECORDED_ON).format(model=p["model"])
     commit = translate(COMMIT).format(commit=p["commit"][:7])
     by = [translate(CONTRIBUTED)] if recording.contributed else []  # a receipt, imported
     return " · ".join([*by, model, *cuda, f"torch {p['torch']}", p["run_date"], commit])
-
-
-def machine(recording: ledger.Recording, translate: Callable[[str], str]) -> str:
-    """The recording's machine; a reader's, as they reported it, which the book cannot check."""
-    model = recording.provenance["model"]
-    return translate(REPORTED).format(model=model) if recording.contributed else model
 
 
 def current_cells(app: Sphinx, docname: str) -> dict[int, tuple[str, dict[str, str]]]:
@@ -210,8 +208,10 @@ def _fold(
     if cpu is not None and recording.beside is not None:
         base, words = _outputs(recording.beside, cpu, label), CPU_WORDS
     base_texts, base_drawn = base
+    # a reader's pictures are dropped on import: its texts alone are compared
+    dropped = recording.contributed is not None and bool(base_drawn) and not drawn
     # a PNG (None) is never the same as another picture
-    pictures_same = drawn == list(base_drawn) and None not in drawn
+    pictures_same = dropped or (drawn == list(base_drawn) and None not in drawn)
     same = pictures_same and texts == list(base_texts)
     # a tensor on a GPU prints its device beside its values: the rest may be the same
     same_values = pictures_same and [ledger.but_for_the_device(t) for t in texts] == [
@@ -221,6 +221,9 @@ def _fold(
         badge = translate(STALE_CODE)
     elif state.stale:
         badge = translate(STALE_MODULES).format(modules=", ".join(state.modules))
+    elif dropped and not texts:  # it only drew: nothing of it is shown to compare
+        # (the page's own texts may hold its picture's plain-text alternative)
+        badge = translate(PICTURE_NOT_KEPT)
     else:
         badge = translate(words[0] if same else words[1] if same_values else words[2])
     summary = recorded_summary("", "", nodes.Text(_label(recording, translate) + " · "))
@@ -233,7 +236,10 @@ def _fold(
     if state.code_changed:  # which cell printed them is a guess: they are not shown
         fold += _note(translate(NOT_SHOWN))
         return fold
-    if words is PAGE_WORDS and not state.stale:
+    if dropped:
+        fold += _note(translate(NO_PICTURES))
+    # a CPU's recording has no CPU beside it to compare with: its own outputs are the CPU's
+    if words is PAGE_WORDS and not state.stale and recording.provenance["gpu"]:
         fold += _note(translate(NO_CPU))
     left = iter(drawn)
     for item in recorded.outputs:

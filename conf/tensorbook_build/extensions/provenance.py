@@ -1,7 +1,8 @@
 """Sphinx adapter for :mod:`tensorbook_build.provenance`: every page's footer.
 
 ``conf/_templates/provenance.html`` gets the version, the commit, where a repository is
-configured the page's report link, and where the edition's PDF was made, a link to it
+configured the page's report link (and a chapter's with device-dependent cells, a link
+that sends a reader's receipt of it), and where the edition's PDF was made, a link to it
 (the commit and the PDF come from ``html_context``: extensions.configuration).
 """
 
@@ -12,9 +13,10 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
+from tensorbook.receipt import TAG
 from tensorbook.wording import DEVICE_LINE, parse
 from tensorbook_build.extensions import hooks
-from tensorbook_build.provenance import report_url
+from tensorbook_build.provenance import receipt_url, report_url
 from tensorbook_build.settings import pdf_name, relative_root
 
 _DEVICE_LINE = "tensorbook_device_line"
@@ -52,6 +54,24 @@ def _on_html_page_context(
             commit=context["tensorbook_commit"],
             device_line=doctree.get(_DEVICE_LINE, ""),
         )
+    # a chapter whose outputs depend on the device takes readers' receipts (tensorbook.receipt)
+    context["tensorbook_receipt"] = ""
+    if config.tensorbook_repository and doctree is not None and _has_device_dependent(doctree):
+        context["tensorbook_receipt"] = receipt_url(
+            config.tensorbook_repository,
+            chapter=pagename,
+            language=config.language,
+            commit=context["tensorbook_commit"],
+        )
+
+
+def _has_device_dependent(doctree: nodes.document) -> bool:
+    """Whether a page has a cell tagged ``device-dependent``: its download's last cell makes a receipt."""
+    return any(
+        f"tag_{TAG}" in node["classes"]
+        for node in doctree.findall(nodes.container)
+        if node.get("nb_element") == "cell_code"
+    )
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -25,6 +25,7 @@ from tensorbook_build.execute import read_page
 from tensorbook_build.extensions import folds, hooks
 from tensorbook_build.extensions import ledger as ledger_adapter
 from tensorbook_build.extensions.downloads import is_chapter
+from tensorbook_build.settings import edition
 from tensorbook_build.spec import read_spec
 from tensorbook_build.upstream import execution_record
 
@@ -180,9 +181,10 @@ def _recordings_cell(app: Sphinx, page: str, translate: Callable[[str], str]) ->
         words = "cells without a fresh recording: {count}" if stale else "fresh"
         p = recording.provenance
         by = f"{translate(ledger_adapter.CONTRIBUTED)} · " if recording.contributed else ""
-        model = ledger_adapter.machine(recording, translate)
-        parts.append(f"{by}{model} · {p['run_date']} · {translate(words).format(count=stale)}")
-    return "; ".join(parts)
+        said = translate(words).format(count=stale)
+        parts.append(f"{by}{p['model']} · {p['run_date']} · {said}")
+    # a CJK edition sets its semicolon full width, as its other punctuation
+    return ("；" if edition(app.config.language).cjk else "; ").join(parts)
 
 
 def _outdated(
