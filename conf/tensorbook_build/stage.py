@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -129,6 +131,30 @@ def _execute(
     return result, started[-1] if started else None
 
 
+_MADE = "__version__.txt"  # jupyter-cache writes it once the database has its tables
+
+
+def open_cache(path: Path) -> JupyterCacheAbstract:
+    """The cache at ``path``, made whole first where a build stopped while making it.
+
+    jupyter-cache makes its tables only when its database file is new: a build stopped
+    between the file and the tables left a cache that every later build failed on ("no
+    such table: nbcache", "it may need to be cleared"). A cache is made aside and moved
+    in at once; one without its version file never finished, holds no record, and is
+    made again.
+    """
+    if not (path / _MADE).is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for aside in path.parent.glob(f"{path.name}-made-*"):  # a stopped build's
+            shutil.rmtree(aside, ignore_errors=True)
+        aside = Path(tempfile.mkdtemp(prefix=f"{path.name}-made-", dir=path.parent))
+        get_cache(str(aside)).db.dispose()  # the tables, then _MADE; its connection closed
+        shutil.rmtree(path, ignore_errors=True)
+        aside.rename(path)
+    cache: JupyterCacheAbstract = get_cache(str(path))
+    return cache
+
+
 def execute_pages(
     runs: Sequence[PageRun], cache_path: Path, spec: BuildSpec, *, jobs: int = JOBS
 ) -> list[str]:
@@ -136,7 +162,7 @@ def execute_pages(
 
     Prints a line for each page executed. Returns a description of each page that failed.
     """
-    cache = get_cache(str(cache_path))
+    cache = open_cache(cache_path)
     todo = [run for run in runs if not is_cached(cache, run)]
     if not todo:
         return []
