@@ -149,6 +149,8 @@ def run_child(
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as end:
         code = end.code if isinstance(end.code, int) else int(end.code is not None)
+    except KeyboardInterrupt:  # the driver, which heard it too, says the one line
+        code = 130
     except BaseException:  # noqa: BLE001 - a forked child must never return into its parent
         traceback.print_exc()
         code = 1
@@ -173,17 +175,21 @@ class Forked:
                 os.close(pipe[0])
                 os.close(pipe[1])
 
-        sys.stdout.flush()
-        sys.stderr.flush()
-        parent = os.getpid()
-        self.pid = os.fork()
-        if self.pid == 0:
-            _child_hears_ctrl_c()
+        def in_the_child() -> None:
             os.setpgid(0, 0)
             die_with_parent(parent)
             # Sphinx's workers too, and theirs: Python runs these hooks in each os.fork
             os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
-            run_child(command[2], command[3:], environment, to_pipe)
+            to_pipe()
+            _child_hears_ctrl_c()  # last: a Ctrl-C held since the fork now ends the child
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        parent = os.getpid()
+        with uninterrupted():  # until run_child's guard, the child must not hear Ctrl-C
+            self.pid = os.fork()
+            if self.pid == 0:
+                run_child(command[2], command[3:], environment, in_the_child)
         with contextlib.suppress(OSError):  # set in both, so that it is set before kill
             os.setpgid(self.pid, self.pid)
         self.returncode: int | None = None
@@ -254,11 +260,13 @@ def _guarded(parent: int, command: Sequence[str]) -> NoReturn:
     A Python module runs here, and what it forks dies with it; another program replaces
     this process (the parent-death signal outlives ``exec``).
     """
-    _child_hears_ctrl_c()
     die_with_parent(parent)
     if tuple(command[:2]) == (sys.executable, "-m") and len(command) > 2:
         os.register_at_fork(before=_remember_forking, after_in_child=_child_dies_with_parent)
-        run_child(command[2], command[3:], dict(os.environ), lambda: None)
+        run_child(command[2], command[3:], dict(os.environ), _child_hears_ctrl_c)
+    # a Ctrl-C held since this process started ends it as it would end the program: quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _child_hears_ctrl_c()
     os.execvp(command[0], list(command))
 
 

@@ -69,6 +69,38 @@ def test_an_edition_forked_from_the_driver_prints_and_ends_as_a_new_process_woul
     assert failed[2].splitlines()[:4] == new.stdout.splitlines()[:4]  # the same error, coloured
 
 
+HELD_CTRL_C = textwrap.dedent(
+    """
+    import os, signal, sys
+    from tensorbook_build import launch
+
+    def ctrl_c_in_the_child(parent):  # as a Ctrl-C to the driver's group, which the child
+        os.kill(os.getpid(), signal.SIGINT)  # is in until it leads its own, would be
+        return parent
+
+    launch.die_with_parent = ctrl_c_in_the_child
+    try:
+        step = launch.Forked([sys.executable, "-m", "sphinx", "--version"], os.environ, capture=False)
+        print("the driver: its step ended with", step.wait(), flush=True)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt in the driver's code, in", os.getpid(), flush=True)
+    """
+)
+
+
+def test_a_ctrl_c_that_reaches_a_step_as_it_is_forked_ends_the_step_alone():
+    """The step ends quietly, 130; it never goes on in the driver's code, which it copies
+    (there it had printed the driver's "interrupted" line, and the driver ended by SIGINT)."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_CTRL_C],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.stdout, done.stderr) == ("the driver: its step ended with 130\n", "")
+
+
 def test_only_this_interpreter_s_modules_are_forked():
     assert not can_fork(["/usr/bin/python2", "-m", "sphinx", "docs", "out"])
     assert not can_fork([sys.executable, "-c", "pass"])
