@@ -350,6 +350,13 @@ def test_no_folder_of_a_path_in_what_a_cell_printed_is_recorded(monkeypatch):
     assert "ada" not in shown
 
 
+def test_a_folder_whose_name_holds_a_space_is_not_kept():
+    windows = r"C:\Users\Ada Lovelace\AppData\Roaming\Python\torch\nn\x.py:12: UserWarning: w"
+    posix = "/home/ada lovelace/My Drive/x.py:3: UserWarning: w"
+    assert private_paths(windows, {}) == "…\\x.py:12: UserWarning: w"
+    assert private_paths(posix, {}) == "…/x.py:3: UserWarning: w"
+
+
 def test_a_path_inside_the_python_installation_keeps_that_part_and_an_address_stays():
     [site] = [f for f, name in python_folders().items() if name.endswith("-packages")][:1]
     text = f"{site}/torch/nn/modules/module.py:12: UserWarning; see https://pytorch.org/docs/a/b"
