@@ -268,8 +268,8 @@ def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
             ", before the chapter's code last changed, so they may not be what this code "
             "measures there"
         )
-    if not book.get("built_on_gpu"):  # the notebook's other figures are the CPU's
-        head += "; the notebook's other figures, such as its tables, are from a CPU"
+    if not book.get("built_on_gpu"):  # the prose's other figures are the CPU's
+        head += "; the other figures the chapter's text quotes are from a CPU"
     lines = [f"{head}:"]
 
     def printed_at(figure: Mapping[str, Any]) -> tuple[int, int]:

@@ -41,7 +41,7 @@ recorded figures, ``{"cell", "pattern", "label", "at", "book", "book_at", "sourc
 ``{}`` for the figure, a pattern of where it was measured or ``""``, the book's value,
 where the book measured it, and the machine, torch and date the book's value is from),
 ``repository``, where a receipt is sent, or ``""``, and ``built_on_gpu``: whether the
-site's build ran on a GPU (else the notebook's other figures are from its CPU)."""
+site's build ran on a GPU (else the other figures the prose quotes are from its CPU)."""
 
 
 def source_hash(code: str) -> str:

@@ -213,9 +213,9 @@ def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(buil
         assert "Your machine beside the book's" not in words.source  # in its own words
 
 
-OTHER_MACHINE = {  # a build on a CPU: the notebook's other figures are not the GPU's
-    "en": "The other figures in this notebook, such as its tables, were measured on a CPU.",
-    "zh_CN": "这个笔记本里的其他数值（例如表格中的数值）是在 CPU 上测得的。",
+OTHER_MACHINE = {  # a build on a CPU: the prose's other figures are not the GPU's
+    "en": "The other figures this chapter's text quotes were measured on a CPU.",
+    "zh_CN": "本章正文引用的其他数值是在 CPU 上测得的。",
 }
 FIGURES_STALE = {
     "en": "recorded before this page's code last changed",

@@ -100,7 +100,7 @@ def published(built_book, tmp_path_factory) -> Published:
 def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
     said = published.receipt_output
     assert "which the book measured on a GPU: NVIDIA H200 · torch " in said, said
-    assert "the notebook's other figures, such as its tables, are from a CPU" in said
+    assert "the other figures the chapter's text quotes are from a CPU" in said
     assert "built the book" not in said  # the book's build is not the reader's business
     assert "Files pane" not in said  # not run on Colab
     lines = (

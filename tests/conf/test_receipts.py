@@ -272,7 +272,7 @@ def test_the_receipt_says_the_reader_s_figures_in_the_chapter_s_words_beside_the
     })  # fmt: skip
     lines = receipt.comparison(book, data)
     gpu = "which the book measured on a GPU: NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26"
-    cpu = "; the notebook's other figures, such as its tables, are from a CPU:"
+    cpu = "; the other figures the chapter's text quotes are from a CPU:"
     assert lines[0].endswith(gpu + cpu), lines[0]
     assert receipt.comparison({**book, "built_on_gpu": True}, data)[0].endswith(gpu + ":")
     assert "build" not in lines[0]  # the reader's words: the book's build is not one
