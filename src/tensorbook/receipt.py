@@ -369,9 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--device", help=f"cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else a GPU if any)"
     )
     args = parser.parse_args(argv)
-    try:
-        from tensorbook.device import choose_device
+    from tensorbook.device import DeviceUnavailableError, choose_device
 
+    try:
         device = choose_device(args.device, given_by="--device").device
         notebook = read_notebook(args.notebook or f"tensorbook-{args.chapter}.ipynb")
         book = notebook["metadata"][BOOK]
@@ -401,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         command = f"python -m tensorbook.receipt {args.chapter}"
         data = receipt_data(args.chapter, cells, outputs, provenance(device, book, command))
-    except (ReceiptError, ValueError) as error:
+    except (ReceiptError, ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook.receipt: {error}", file=sys.stderr)
         return 2
     out = args.out or Path(f"receipt-{args.chapter}-{data['kind']}.json")

@@ -423,6 +423,17 @@ def test_a_run_in_which_a_cell_failed_writes_no_receipt_and_says_which(
     assert not list(tmp_path.glob("receipt-*"))
 
 
+def test_a_device_this_machine_lacks_is_refused_in_one_line(tmp_path, capsys):
+    """``--device cuda`` on a CPU-only torch, or a GPU it does not have: no traceback."""
+    path = _chapter_notebook(tmp_path, ["x = 1"], [[]])
+    assert receipt.main([PAGE, "--notebook", str(path), "--device", "cuda:99"]) == 2
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if line.startswith("tensorbook.receipt: ")]
+    assert len(said) == 1, err
+    assert "cuda:99" in said[0] and "Traceback" not in err, err
+    assert not list(tmp_path.glob("receipt-*"))
+
+
 def test_the_chapter_s_own_errors_are_counted_as_such_in_english(tmp_path, monkeypatch, capsys):
     outputs = [[], [_error("ValueError", "taught")], []]
     done, out, _ = _run_receipt(
