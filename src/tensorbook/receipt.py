@@ -408,7 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     taught = sum(cell.taught and bool(raised(o)) for cell, o in zip(cells, outputs, strict=True))
     shown = (
-        f" (and {taught} cell{'s' * (taught != 1)} raised the error the chapter shows on purpose)"
+        f"; {taught} cell{'s' * (taught != 1)} raised the error{'s' * (taught != 1)} the chapter "
+        "shows on purpose"
         if taught
         else ""
     )

@@ -231,7 +231,7 @@ COMPARED = {  # the command sets the reader's figures beside the prose's: only w
 }
 STALE = {  # the prose's figures are older than the chapter's code
     "en": "before the chapter's code last changed: they may not be what this code measures there",
-    "zh_CN": "测于本章代码最近一次修改之前",
+    "zh_CN": "本书在本章代码上次修改之前",
 }
 
 
@@ -246,7 +246,7 @@ def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_
     said = script[script.rindex("# %% [markdown]") :]
     # the notebook's own Python, not whichever `python` the shell finds first
     assert "import sys\n!{sys.executable} -m tensorbook.receipt speed --notebook " in last
-    assert "\n# python -m tensorbook.receipt speed --notebook " in said  # a terminal's command
+    assert "\n# python3 -m tensorbook.receipt speed --notebook " in said  # a terminal's command
     assert "!" not in said
     assert "#\n#\n" not in said  # one blank line between paragraphs, as in the notebook
     assert "sys.executable" not in said

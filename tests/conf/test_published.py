@@ -47,7 +47,7 @@ CONTRIBUTED = {  # the whole recording is the reader's report, not its machine a
     "reader's report, unchecked by the book",
     "zh_CN": "由读者贡献：机器、版本和输出均为读者自报，本书未核实",
 }
-NO_PICTURE = {"en": "a reader's recording keeps no pictures", "zh_CN": "读者的录制不保留图片"}
+NO_PICTURE = {"en": "a reader's recording keeps no pictures", "zh_CN": "读者录制的结果不含图片"}
 NO_CPU = {"en": "no run on the same machine's CPU", "zh_CN": "同一台机器在 CPU 上"}
 DIFFERS = {"en": "differs from this page's output", "zh_CN": "与本页的输出不同"}
 

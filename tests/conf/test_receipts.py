@@ -440,7 +440,7 @@ def test_the_chapter_s_own_errors_are_counted_as_such_in_english(tmp_path, monke
         tmp_path, monkeypatch, capsys, outputs, [[], ["raises-exception"], []]
     )
     assert done == 0
-    assert "(and 1 cell raised the error the chapter shows on purpose)" in out
+    assert "; 1 cell raised the error the chapter shows on purpose\n" in out
     [written] = tmp_path.glob("receipt-*")
     data = json.loads(written.read_text(encoding="utf-8"))
     assert [c["raised"] for c in data["cells"]] == ["", "ValueError", ""]
