@@ -73,6 +73,8 @@ def well_formed() -> dict:
          "raised": ""}
         for index, (source, modules) in keys.items()
     ]  # fmt: skip
+    device_line = "Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread · Python 3.12.0 · NumPy 2.4.6"
+    cells[0]["outputs"].insert(0, {"text": device_line + "\n"})
     first = next(c for c in cells if c["marked"])
     first["outputs"].append({"image": f"{PAGE}/cell-{first['index']}-1.svg"})
     provenance = {
@@ -144,6 +146,15 @@ def _break(data: dict, how: str) -> dict:
         cell["raised"] = "NameError"
     elif how == "no word of errors":  # a receipt of a program that did not look
         del cell["raised"]
+    elif how == "a GPU named, a CPU printed":  # a CPU's run relabelled as a GPU's
+        gpu = {"name": "Tesla T4", "driver": "550", "cuda": "12.4", "capability": "7.5",
+               "memory_gib": 15.0}  # fmt: skip
+        broken["provenance"].update(device="cuda:0", model="Tesla T4", gpu=gpu)
+    elif how == "a CPU named, a GPU printed":
+        device_line = broken["cells"][0]["outputs"][0]
+        device_line["text"] = device_line["text"].replace(
+            "CPU (x86_64)", "GPU Tesla T4 (cuda:0, CUDA 12.4)"
+        )
     return broken
 
 
@@ -164,6 +175,8 @@ REFUSALS = {  # each break, and what its one line must say
     "a long output": "is too long",
     "a cell that failed": "raised NameError, which speed.md does not: the reader's run failed",
     "no word of errors": "'raised' is a required property",
+    "a GPU named, a CPU printed": "names 'Tesla T4', but its run printed that it ran on CPU",
+    "a CPU named, a GPU printed": "names 'cpu', but its run printed that it ran on GPU Tesla T4",
 }
 
 
