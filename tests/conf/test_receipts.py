@@ -73,7 +73,9 @@ def well_formed() -> dict:
          "raised": ""}
         for index, (source, modules) in keys.items()
     ]  # fmt: skip
-    device_line = "Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread · Python 3.12.0 · NumPy 2.4.6"
+    device_line = (
+        "Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread · Python 3.12.0 · NumPy 2.4.6"
+    )
     cells[0]["outputs"].insert(0, {"text": device_line + "\n"})
     first = next(c for c in cells if c["marked"])
     first["outputs"].append({"image": f"{PAGE}/cell-{first['index']}-1.svg"})
@@ -443,7 +445,8 @@ def test_a_device_this_machine_lacks_is_refused_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     said = [line for line in err.splitlines() if line.startswith("tensorbook.receipt: ")]
     assert len(said) == 1, err
-    assert "cuda:99" in said[0] and "Traceback" not in err, err
+    assert "cuda:99" in said[0], err
+    assert "Traceback" not in err
     assert not list(tmp_path.glob("receipt-*"))
 
 
