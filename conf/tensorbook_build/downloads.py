@@ -26,6 +26,9 @@ FOLDER = "downloads"  # in each edition's folder
 TAUGHT_ERROR = "raises-exception"
 COMPARE = "reader-compare"  # a cell whose figures a download sets beside the reader's
 DEVICE_DEPENDENT = receipt.TAG
+PAGE_ONLY = "page-only"
+"""A Markdown cell's tag (``+++ {"tags": ["page-only"]}``): prose about the page itself (its
+download links), which the downloads leave out."""
 SCRIPT_TEXT = "tensorbook_script_text"
 """A Markdown cell's metadata: its text in the script, where it differs from the notebook's
 (a command typed in a terminal, not in a notebook's cell)."""
@@ -293,6 +296,7 @@ def notebook_for(
 ) -> nbformat.NotebookNode:
     """The page as a notebook: ``intro``, ``install``, the page, then ``closing``.
 
+    A Markdown cell tagged :data:`PAGE_ONLY` is left out.
     With ``messages`` (a catalog), its prose is in that language; ``plain`` makes each
     Markdown cell what a notebook can show (:func:`plain_markdown`). Each build check
     becomes a verdict, with what the book printed before it from ``checks`` (keyed by
@@ -307,6 +311,8 @@ def notebook_for(
     for cell in page.cells:
         text = cell.source
         if cell.kind == "markdown":
+            if PAGE_ONLY in cell.tags:
+                continue
             if "{solution-start}" in text or "{solution-end}" in text:
                 in_solution = text.rfind("{solution-start}") > text.rfind("{solution-end}")
             if messages:

@@ -11,6 +11,7 @@ is wrong, before anything is written:
   those of the page at that commit: each cell's code and the modules it imports;
 - no cell raised an error (``raised``) but those the page shows on purpose (tagged
   ``raises-exception``): a run that failed says nothing of the reader's machine;
+- the device its provenance names is the one its run printed it ran on (the device line);
 - no text of it, printed or of its provenance, holds markup (:data:`MARKUP`), and no
   picture holds script; its pictures are then dropped: a contributed recording shows
   text only, which the page escapes.
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from tensorbook.receipt import TAUGHT
+from tensorbook.wording import DEVICE_LINE, ON_GPU, parse
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
     FOLDER,
@@ -140,6 +142,32 @@ def _text_problem(text: str, where: str) -> str:
     return f"{where}: markup ({found[0][:20]!r}); a chapter prints none" if found else ""
 
 
+def _device_problem(cells: list[dict[str, Any]], provenance: dict[str, Any]) -> str:
+    """Where the device line the run printed first contradicts the provenance, what it says.
+
+    The provenance is the reader's word; the line is what the chapter's code printed.
+    """
+    for cell in sorted(cells, key=lambda c: c["index"]):
+        for item in cell["outputs"]:
+            for line in item.get("text", "").splitlines():
+                if (said := parse(DEVICE_LINE, line)) is None:
+                    continue
+                where, gpu = said["where"], provenance["gpu"]
+                on_gpu = parse(ON_GPU, where)
+                if on_gpu is None:  # a CPU's line: the provenance names no GPU
+                    contradicts = gpu is not None or provenance["device"] != "cpu"
+                else:
+                    contradicts = gpu is None or gpu["name"] != on_gpu["name"]
+                if contradicts:
+                    named = gpu["name"] if gpu else provenance["device"]
+                    return (
+                        f"field provenance: it names {named[:40]!r}, but its run printed that "
+                        f"it ran on {where[:60]}: the receipt's machine is not the one that ran it"
+                    )
+                return ""
+    return ""
+
+
 def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], list[str]]:
     """The recording a receipt's data becomes, and notes; :class:`ReceiptRefused` else."""
     if problem := schema_problem(given, receipt_schema()):
@@ -217,6 +245,8 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
             notes.append(f"{named}: its picture is not kept (contributed recordings show text)")
         ledger_cell = {key: value for key, value in cell.items() if key != "raised"}
         cells.append({**ledger_cell, "marked": index in marked, "outputs": kept})
+    if problem := _device_problem(data["cells"], provenance):
+        raise ReceiptRefused(problem)
     gpu = provenance["gpu"]
     device = re.sub(r"[^a-z0-9]+", "-", (gpu["name"] if gpu else provenance["model"]).lower())
     kind = PREFIX + device.strip("-")[:48].strip("-")

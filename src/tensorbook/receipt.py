@@ -268,8 +268,8 @@ def comparison(book: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
             ", before the chapter's code last changed, so they may not be what this code "
             "measures there"
         )
-    if not book.get("built_on_gpu"):  # the notebook's other figures are the CPU's
-        head += "; the notebook's other figures, such as its tables, are from a CPU"
+    if not book.get("built_on_gpu"):  # the prose's other figures are the CPU's
+        head += "; the other figures the chapter's text quotes are from a CPU"
     lines = [f"{head}:"]
 
     def printed_at(figure: Mapping[str, Any]) -> tuple[int, int]:
@@ -369,9 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--device", help=f"cpu, cuda or cuda:N (default: ${DEVICE_VARIABLE}, else a GPU if any)"
     )
     args = parser.parse_args(argv)
-    try:
-        from tensorbook.device import choose_device
+    from tensorbook.device import DeviceUnavailableError, choose_device
 
+    try:
         device = choose_device(args.device, given_by="--device").device
         notebook = read_notebook(args.notebook or f"tensorbook-{args.chapter}.ipynb")
         book = notebook["metadata"][BOOK]
@@ -401,14 +401,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         command = f"python -m tensorbook.receipt {args.chapter}"
         data = receipt_data(args.chapter, cells, outputs, provenance(device, book, command))
-    except (ReceiptError, ValueError) as error:
+    except (ReceiptError, ValueError, DeviceUnavailableError) as error:
         print(f"tensorbook.receipt: {error}", file=sys.stderr)
         return 2
     out = args.out or Path(f"receipt-{args.chapter}-{data['kind']}.json")
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     taught = sum(cell.taught and bool(raised(o)) for cell, o in zip(cells, outputs, strict=True))
     shown = (
-        f" (and {taught} cell{'s' * (taught != 1)} raised the error the chapter shows on purpose)"
+        f"; {taught} cell{'s' * (taught != 1)} raised the error{'s' * (taught != 1)} the chapter "
+        "shows on purpose"
         if taught
         else ""
     )

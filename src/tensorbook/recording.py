@@ -41,7 +41,7 @@ recorded figures, ``{"cell", "pattern", "label", "at", "book", "book_at", "sourc
 ``{}`` for the figure, a pattern of where it was measured or ``""``, the book's value,
 where the book measured it, and the machine, torch and date the book's value is from),
 ``repository``, where a receipt is sent, or ``""``, and ``built_on_gpu``: whether the
-site's build ran on a GPU (else the notebook's other figures are from its CPU)."""
+site's build ran on a GPU (else the other figures the prose quotes are from its CPU)."""
 
 
 def source_hash(code: str) -> str:
@@ -80,11 +80,13 @@ def shown_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
             for item in shown]  # fmt: skip
 
 
-PATH = re.compile(
-    r"(?<![\w.~:/\\-])(?:/(?:[^/\s'\"`()<>|:;,]+/)+|[A-Za-z]:\\(?:[^\\\s'\"`()<>|:;,]+\\)+)"
-)
+_POSIX_FOLDER = r"[^/\s'\"`()<>|:;,]+(?: [^/\s'\"`()<>|:;,]+)*/"
+_WINDOWS_FOLDER = r"[^\\\s'\"`()<>|:;,]+(?: [^\\\s'\"`()<>|:;,]+)*\\"
+PATH = re.compile(rf"(?<![\w.~:/\\-])(?:/(?:{_POSIX_FOLDER})+|[A-Za-z]:\\(?:{_WINDOWS_FOLDER})+)")
 """The folders of an absolute path (POSIX or Windows), up to its last part: not a URL's,
-whose ``/`` follows ``:`` or ``/``, nor a ratio's (``km/s``), whose ``/`` follows a letter."""
+whose ``/`` follows ``:`` or ``/``, nor a ratio's (``km/s``), whose ``/`` follows a letter.
+A folder's name may hold single spaces (``C:\\Users\\Ada Lovelace\\``): a word that a space
+and then a ``/`` follow is taken for one, so prose such as ``/a and b/c`` loses ``and b`` too."""
 
 
 def python_folders() -> dict[str, str]:

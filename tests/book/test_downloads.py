@@ -213,9 +213,9 @@ def test_the_speed_chapter_ends_with_the_book_s_figures_beside_the_reader_s(buil
         assert "Your machine beside the book's" not in words.source  # in its own words
 
 
-OTHER_MACHINE = {  # a build on a CPU: the notebook's other figures are not the GPU's
-    "en": "The other figures in this notebook, such as its tables, were measured on a CPU.",
-    "zh_CN": "这个笔记本里的其他数值（例如表格中的数值）是在 CPU 上测得的。",
+OTHER_MACHINE = {  # a build on a CPU: the prose's other figures are not the GPU's
+    "en": "The other figures this chapter's text quotes were measured on a CPU.",
+    "zh_CN": "本章正文引用的其他数值是在 CPU 上测得的。",
 }
 FIGURES_STALE = {
     "en": "recorded before this page's code last changed",
@@ -231,7 +231,7 @@ COMPARED = {  # the command sets the reader's figures beside the prose's: only w
 }
 STALE = {  # the prose's figures are older than the chapter's code
     "en": "before the chapter's code last changed: they may not be what this code measures there",
-    "zh_CN": "测于本章代码最近一次修改之前",
+    "zh_CN": "本书在本章代码上次修改之前",
 }
 
 
@@ -246,7 +246,7 @@ def test_the_receipt_cell_gives_each_reader_a_command_that_runs_where_they_type_
     said = script[script.rindex("# %% [markdown]") :]
     # the notebook's own Python, not whichever `python` the shell finds first
     assert "import sys\n!{sys.executable} -m tensorbook.receipt speed --notebook " in last
-    assert "\n# python -m tensorbook.receipt speed --notebook " in said  # a terminal's command
+    assert "\n# python3 -m tensorbook.receipt speed --notebook " in said  # a terminal's command
     assert "!" not in said
     assert "#\n#\n" not in said  # one blank line between paragraphs, as in the notebook
     assert "sys.executable" not in said

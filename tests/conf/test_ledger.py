@@ -225,6 +225,16 @@ def test_the_speed_page_s_checks_are_verdicts_and_solutions_stay_checked():
     assert layer.lstrip().startswith("def layer"), "a solution's check must stay a check"
 
 
+def test_a_page_only_paragraph_stays_out_of_the_downloads():
+    """Prose that sends the reader to the page's download links is not copied into them."""
+    said = "the .ipynb link at the top of the page"
+    page = _page("speed")
+    assert any(said in " ".join(c.source.split()) for c in page.cells)
+    notebook = notebook_for(page, "intro", verdict_words=WORDS)
+    assert all(said not in " ".join(c.source.split()) for c in notebook.cells)
+    assert any(c.source.startswith("## Exercises") for c in notebook.cells)  # what follows stays
+
+
 def test_the_kit_writes_its_summary(tmp_path):
     """The kit's own steps, on the CPU, into a temporary folder: what it writes."""
     summary = run_kit("cpu", tmp_path / "kit", only=("device", "speed"))

@@ -47,7 +47,7 @@ CONTRIBUTED = {  # the whole recording is the reader's report, not its machine a
     "reader's report, unchecked by the book",
     "zh_CN": "由读者贡献：机器、版本和输出均为读者自报，本书未核实",
 }
-NO_PICTURE = {"en": "a reader's recording keeps no pictures", "zh_CN": "读者的录制不保留图片"}
+NO_PICTURE = {"en": "a reader's recording keeps no pictures", "zh_CN": "读者录制的结果不含图片"}
 NO_CPU = {"en": "no run on the same machine's CPU", "zh_CN": "同一台机器在 CPU 上"}
 DIFFERS = {"en": "differs from this page's output", "zh_CN": "与本页的输出不同"}
 
@@ -100,7 +100,7 @@ def published(built_book, tmp_path_factory) -> Published:
 def test_the_receipt_compares_the_reader_s_figures_with_the_book_s(published):
     said = published.receipt_output
     assert "which the book measured on a GPU: NVIDIA H200 · torch " in said, said
-    assert "the notebook's other figures, such as its tables, are from a CPU" in said
+    assert "the other figures the chapter's text quotes are from a CPU" in said
     assert "built the book" not in said  # the book's build is not the reader's business
     assert "Files pane" not in said  # not run on Colab
     lines = (

@@ -73,6 +73,10 @@ def well_formed() -> dict:
          "raised": ""}
         for index, (source, modules) in keys.items()
     ]  # fmt: skip
+    device_line = (
+        "Executed on CPU (x86_64) · torch 2.13.0 · 1 CPU thread · Python 3.12.0 · NumPy 2.4.6"
+    )
+    cells[0]["outputs"].insert(0, {"text": device_line + "\n"})
     first = next(c for c in cells if c["marked"])
     first["outputs"].append({"image": f"{PAGE}/cell-{first['index']}-1.svg"})
     provenance = {
@@ -144,6 +148,15 @@ def _break(data: dict, how: str) -> dict:
         cell["raised"] = "NameError"
     elif how == "no word of errors":  # a receipt of a program that did not look
         del cell["raised"]
+    elif how == "a GPU named, a CPU printed":  # a CPU's run relabelled as a GPU's
+        gpu = {"name": "Tesla T4", "driver": "550", "cuda": "12.4", "capability": "7.5",
+               "memory_gib": 15.0}  # fmt: skip
+        broken["provenance"].update(device="cuda:0", model="Tesla T4", gpu=gpu)
+    elif how == "a CPU named, a GPU printed":
+        device_line = broken["cells"][0]["outputs"][0]
+        device_line["text"] = device_line["text"].replace(
+            "CPU (x86_64)", "GPU Tesla T4 (cuda:0, CUDA 12.4)"
+        )
     return broken
 
 
@@ -164,6 +177,8 @@ REFUSALS = {  # each break, and what its one line must say
     "a long output": "is too long",
     "a cell that failed": "raised NameError, which speed.md does not: the reader's run failed",
     "no word of errors": "'raised' is a required property",
+    "a GPU named, a CPU printed": "names 'Tesla T4', but its run printed that it ran on CPU",
+    "a CPU named, a GPU printed": "names 'cpu', but its run printed that it ran on GPU Tesla T4",
 }
 
 
@@ -272,7 +287,7 @@ def test_the_receipt_says_the_reader_s_figures_in_the_chapter_s_words_beside_the
     })  # fmt: skip
     lines = receipt.comparison(book, data)
     gpu = "which the book measured on a GPU: NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-26"
-    cpu = "; the notebook's other figures, such as its tables, are from a CPU:"
+    cpu = "; the other figures the chapter's text quotes are from a CPU:"
     assert lines[0].endswith(gpu + cpu), lines[0]
     assert receipt.comparison({**book, "built_on_gpu": True}, data)[0].endswith(gpu + ":")
     assert "build" not in lines[0]  # the reader's words: the book's build is not one
@@ -350,6 +365,13 @@ def test_no_folder_of_a_path_in_what_a_cell_printed_is_recorded(monkeypatch):
     assert "ada" not in shown
 
 
+def test_a_folder_whose_name_holds_a_space_is_not_kept():
+    windows = r"C:\Users\Ada Lovelace\AppData\Roaming\Python\torch\nn\x.py:12: UserWarning: w"
+    posix = "/home/ada lovelace/My Drive/x.py:3: UserWarning: w"
+    assert private_paths(windows, {}) == "…\\x.py:12: UserWarning: w"
+    assert private_paths(posix, {}) == "…/x.py:3: UserWarning: w"
+
+
 def test_a_path_inside_the_python_installation_keeps_that_part_and_an_address_stays():
     [site] = [f for f, name in python_folders().items() if name.endswith("-packages")][:1]
     text = f"{site}/torch/nn/modules/module.py:12: UserWarning; see https://pytorch.org/docs/a/b"
@@ -416,13 +438,25 @@ def test_a_run_in_which_a_cell_failed_writes_no_receipt_and_says_which(
     assert not list(tmp_path.glob("receipt-*"))
 
 
+def test_a_device_this_machine_lacks_is_refused_in_one_line(tmp_path, capsys):
+    """``--device cuda`` on a CPU-only torch, or a GPU it does not have: no traceback."""
+    path = _chapter_notebook(tmp_path, ["x = 1"], [[]])
+    assert receipt.main([PAGE, "--notebook", str(path), "--device", "cuda:99"]) == 2
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if line.startswith("tensorbook.receipt: ")]
+    assert len(said) == 1, err
+    assert "cuda:99" in said[0], err
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("receipt-*"))
+
+
 def test_the_chapter_s_own_errors_are_counted_as_such_in_english(tmp_path, monkeypatch, capsys):
     outputs = [[], [_error("ValueError", "taught")], []]
     done, out, _ = _run_receipt(
         tmp_path, monkeypatch, capsys, outputs, [[], ["raises-exception"], []]
     )
     assert done == 0
-    assert "(and 1 cell raised the error the chapter shows on purpose)" in out
+    assert "; 1 cell raised the error the chapter shows on purpose\n" in out
     [written] = tmp_path.glob("receipt-*")
     data = json.loads(written.read_text(encoding="utf-8"))
     assert [c["raised"] for c in data["cells"]] == ["", "ValueError", ""]
