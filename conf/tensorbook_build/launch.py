@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -79,14 +80,27 @@ def private_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{_PRIVATE}{os.getpgid(0)}-"))
 
 
-def remove_private_folders(groups: Collection[int] | None = None) -> None:
-    """Remove the private folders of ``groups``, or of every group no process of runs."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{_PRIVATE}*-*"):
-        group = folder.name.removeprefix(_PRIVATE).partition("-")[0]
-        if group.isdigit() and (
-            int(group) in groups if groups is not None else not _group_runs(int(group))
-        ):
-            shutil.rmtree(folder, ignore_errors=True)
+def remove_private_folders(groups: Collection[int] | None = None, *, settle: float = 2.0) -> None:
+    """Remove the private folders of ``groups``, or of every group no process of runs.
+
+    A kernel that its killed server's death has not reached yet may still bind a socket
+    in its folder while the folder is removed (which then fails, not empty): a folder
+    still there is removed again, for up to ``settle`` seconds.
+    """
+    deadline = time.monotonic() + settle
+    while True:
+        left = []
+        for folder in Path(tempfile.gettempdir()).glob(f"{_PRIVATE}*-*"):
+            group = folder.name.removeprefix(_PRIVATE).partition("-")[0]
+            if group.isdigit() and (
+                int(group) in groups if groups is not None else not _group_runs(int(group))
+            ):
+                shutil.rmtree(folder, ignore_errors=True)
+                if folder.exists():
+                    left.append(folder)
+        if not left or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def _group_runs(group: int) -> bool:

@@ -151,3 +151,25 @@ def _runs(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_private_folder_a_dying_kernel_writes_in_is_removed_again(tmp_path, monkeypatch):
+    """rmtree fails on a folder a kernel binds a socket in meanwhile (not empty); the
+    driver removes it again until it is gone."""
+    from tensorbook_build import launch
+
+    monkeypatch.setattr(launch.tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / "tb-4242-abc"
+    folder.mkdir()
+    removals = []
+    real = launch.shutil.rmtree
+
+    def racing(path, ignore_errors=False):  # the first removal loses the race
+        removals.append(path)
+        if len(removals) > 1:
+            real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(launch.shutil, "rmtree", racing)
+    launch.remove_private_folders({4242})
+    assert not folder.exists()
+    assert len(removals) == 2
