@@ -74,6 +74,10 @@ HELD_CTRL_C = textwrap.dedent(
     import os, signal, sys
     from tensorbook_build import launch
 
+    # Python's own handler, as a driver started from a terminal has it (a suite started in
+    # the background inherits Ctrl-C ignored, and would ignore it here)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def ctrl_c_in_the_child(parent):  # as a Ctrl-C to the driver's group, which the child
         os.kill(os.getpid(), signal.SIGINT)  # is in until it leads its own, would be
         return parent
