@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, cast
 
-from tensorbook.receipt import TAUGHT
+from tensorbook.receipt import TAUGHT, slug
 from tensorbook.wording import DEVICE_LINE, ON_GPU, parse
 from tensorbook_build.execute import read_page
 from tensorbook_build.ledger import (
@@ -248,8 +248,7 @@ def checked(given: object, root: Path = LAYOUT.root) -> tuple[dict[str, Any], li
     if problem := _device_problem(data["cells"], provenance):
         raise ReceiptRefused(problem)
     gpu = provenance["gpu"]
-    device = re.sub(r"[^a-z0-9]+", "-", (gpu["name"] if gpu else provenance["model"]).lower())
-    kind = PREFIX + device.strip("-")[:48].strip("-")
+    kind = PREFIX + slug(gpu["name"] if gpu else provenance["model"])[:48].strip("-")
     recording = {
         "schema": data["schema"],
         "page": page,

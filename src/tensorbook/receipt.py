@@ -65,11 +65,16 @@ class PageCell(NamedTuple):
     taught: bool  # tagged :data:`TAUGHT`: the error it raises is the chapter's lesson
 
 
+def slug(name: str) -> str:
+    """A machine's name as a folder's: lower case, a run of other characters one ``-``."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
 def device_kind(device_type: str, gpu_name: str) -> str:
-    """The book's name for a kind of device: ``cpu``, or the GPU's model as a slug."""
+    """The book's name for a kind of device: ``cpu``, or the GPU's model as a :func:`slug`."""
     if device_type == "cpu" or not gpu_name:
         return device_type
-    return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
+    return slug(gpu_name)
 
 
 def figure_in(text: str, pattern: str) -> str | None:
